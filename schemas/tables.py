@@ -1,0 +1,167 @@
+"""Every dataset table, defined once.
+
+Each field has its Arrow type, nullability and a one-line description; the
+``pa.schema`` of a table is derived from these definitions, with the
+description in the field metadata and the schema version in the schema
+metadata. ``docs/datasets.md`` is checked against this module by a test.
+
+``job_id`` is not a column in the files: it is the hive partition key
+(``<table>/job_id=<id>/part-*.parquet``) that readers add back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+#: major.minor. A reader refuses files whose major is newer than its own.
+SCHEMA_VERSION = "1.0"
+#: Key of the schema version in each file's key-value metadata.
+VERSION_KEY = b"feedcensus.schema_version"
+#: Name of the hive partition column every table is split by.
+PARTITION_KEY = "job_id"
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+STRINGS = pa.list_(pa.string())
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: pa.DataType
+    nullable: bool
+    description: str
+
+    def arrow(self) -> pa.Field:
+        return pa.field(
+            self.name, self.type, nullable=self.nullable, metadata={b"description": self.description.encode()}
+        )
+
+
+def _f(name: str, type_: pa.DataType, description: str, *, nullable: bool = True) -> Field:
+    return Field(name, type_, nullable, description)
+
+
+FEEDS: tuple[Field, ...] = (
+    _f("url", pa.string(), "The URL as requested.", nullable=False),
+    _f("final_url", pa.string(), "The URL the document came from, after redirects."),
+    _f("status", pa.int32(), "HTTP status of the final response."),
+    _f("content_type", pa.string(), "The raw Content-Type header."),
+    _f("content_type_ok", pa.bool_(), "USM: served with a feed media type (application/rss+xml, application/atom+xml, application/rdf+xml)."),
+    _f("format", pa.string(), "rss, rdf, atom or unknown, recognised from the content.", nullable=False),
+    _f("version", pa.string(), "Format version: 0.91, 0.92, 2.0, '' (version-less rss), 1.0, 0.90, atom 1.0 or 0.3."),
+    _f("well_formed", pa.bool_(), "Whether the document is well-formed XML (otherwise parsed in recover mode).", nullable=False),
+    _f("parse_error", pa.string(), "First XML error, or why the document is not a feed."),
+    _f("encoding", pa.string(), "Character encoding the document was decoded with."),
+    _f("item_count", pa.int32(), "Number of items or entries.", nullable=False),
+    _f("title", pa.string(), "Channel / feed title."),
+    _f("link", pa.string(), "Channel link (the site the feed belongs to), absolute."),
+    _f("language", pa.string(), "Channel language (language, dc:language or xml:lang)."),
+    _f("self_url", pa.string(), "atom:link rel=self href (or Atom 0.3 rel=start), absolute."),
+    _f("self_url_matches", pa.bool_(), "Whether self_url equals the URL fetched (after redirects)."),
+    _f("reflexive", pa.string(), "Reflexive autodiscovery: advertises, does_not_advertise, page_unreachable, no_link, or null when not checked."),
+    _f("discovered_via", pa.string(), "How the feed was found: url, seed, opml, autodiscovery, reflexive, guess.", nullable=False),
+    _f("source", pa.string(), "The input or page that led to this feed."),
+    _f("bytes", pa.int64(), "Size of the body in bytes (after content decoding).", nullable=False),
+    _f("errors", pa.int32(), "Number of profile rules failed at severity error."),
+    _f("warnings", pa.int32(), "Number of profile rules failed at severity warning."),
+    _f("etag", pa.string(), "ETag response header, for conditional re-crawls."),
+    _f("last_modified", pa.string(), "Last-Modified response header, for conditional re-crawls."),
+    _f("fetched_at", TIMESTAMP, "When the response was received.", nullable=False),
+)
+
+ITEMS: tuple[Field, ...] = (
+    _f("feed_url", pa.string(), "feeds.url of the feed the item is in.", nullable=False),
+    _f("position", pa.int32(), "Position of the item in the document, from 0.", nullable=False),
+    _f("guid", pa.string(), "guid (RSS), id (Atom) or rdf:about (RSS 1.0)."),
+    _f("guid_is_permalink", pa.bool_(), "RSS guid isPermaLink (default true), null when no guid."),
+    _f("link", pa.string(), "Item link, absolute."),
+    _f("title", pa.string(), "Item title as text."),
+    _f("author", pa.string(), "author, dc:creator or atom:author/name."),
+    _f("categories", STRINGS, "Category terms."),
+    _f("enclosure_url", pa.string(), "First enclosure URL."),
+    _f("enclosure_type", pa.string(), "First enclosure MIME type."),
+    _f("enclosure_length", pa.int64(), "First enclosure length in bytes, when an integer."),
+    _f("pub_date_raw", pa.string(), "The date as written (pubDate, dc:date, published, updated...)."),
+    _f("pub_date", TIMESTAMP, "The date parsed, in UTC; null when it cannot be parsed."),
+    _f("date_form", pa.string(), "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, unparsed."),
+)
+
+ELEMENT_USAGE: tuple[Field, ...] = (
+    _f("feed_url", pa.string(), "feeds.url of the feed.", nullable=False),
+    _f("scope", pa.string(), "channel, item, or the parent element for deeper levels (image, textInput, skipHours...).", nullable=False),
+    _f("element", pa.string(), "Element name (prefix:local from the fixed table, {uri}local otherwise), or element@attribute.", nullable=False),
+    _f("count", pa.int32(), "Occurrences in the feed at this scope.", nullable=False),
+    _f("items_with", pa.int32(), "For scope item: how many items have it; null otherwise."),
+    _f("defined", pa.bool_(), "False for un-namespaced names the format's spec does not define (pubdate, date, content...)."),
+)
+
+LINKS: tuple[Field, ...] = (
+    _f("page_url", pa.string(), "The page the link is on (after redirects).", nullable=False),
+    _f("href", pa.string(), "The link target, resolved to an absolute URL."),
+    _f("href_raw", pa.string(), "The href as written."),
+    _f("rel", pa.string(), "The rel attribute as written."),
+    _f("type", pa.string(), "The type attribute as written."),
+    _f("title", pa.string(), "The title attribute."),
+    _f("position", pa.int32(), "Order of the feed link on the page, from 0.", nullable=False),
+    _f("in_head", pa.bool_(), "Whether the link is in the document head.", nullable=False),
+    _f("conforms_rss", pa.bool_(), "Meets every MUST of the RSS Board autodiscovery spec.", nullable=False),
+    _f("conforms_atom", pa.bool_(), "Meets every MUST of the Atom autodiscovery draft.", nullable=False),
+    _f("reasons", STRINGS, "Ids of the rules the link fails.", nullable=False),
+    _f("followed", pa.bool_(), "Whether the crawl requested the href.", nullable=False),
+)
+
+CONFORMANCE: tuple[Field, ...] = (
+    _f("feed_url", pa.string(), "feeds.url of the feed.", nullable=False),
+    _f("rule", pa.string(), "Stable rule id (see `feedcensus rules`).", nullable=False),
+    _f("severity", pa.string(), "error (a MUST) or warning (a SHOULD).", nullable=False),
+    _f("scope", pa.string(), "channel, item, or a nested element.", nullable=False),
+    _f("count", pa.int32(), "How many times the rule failed in the feed.", nullable=False),
+    _f("example", pa.string(), "The first offending value or element, shortened."),
+)
+
+FETCH_LOG: tuple[Field, ...] = (
+    _f("url", pa.string(), "The URL given or requested.", nullable=False),
+    _f("final_url", pa.string(), "URL of the final response, after redirects."),
+    _f("status", pa.int32(), "HTTP status, null when no response."),
+    _f("outcome", pa.string(), "feed, page, opml, not_feed, http_error, network_error, timeout, too_large, refused, robots_denied, duplicate, invalid_url, unsupported_scheme, input_error.", nullable=False),
+    _f("error", pa.string(), "One-line reason when the outcome is not a success."),
+    _f("source", pa.string(), "The input file or page that led to this URL."),
+    _f("discovered_via", pa.string(), "url, seed, opml, autodiscovery, reflexive, page, guess, include."),
+    _f("depth", pa.int32(), "Hops from the input (0 for inputs)."),
+    _f("content_type", pa.string(), "The raw Content-Type header."),
+    _f("bytes", pa.int64(), "Size of the body received."),
+    _f("fetched_at", TIMESTAMP, "When the outcome was recorded.", nullable=False),
+)
+
+TABLES: dict[str, tuple[Field, ...]] = {
+    "feeds": FEEDS,
+    "items": ITEMS,
+    "element_usage": ELEMENT_USAGE,
+    "links": LINKS,
+    "conformance": CONFORMANCE,
+    "fetch_log": FETCH_LOG,
+}
+
+
+def arrow_schema(table: str) -> pa.Schema:
+    """The Arrow schema of ``table``, with descriptions and the schema version."""
+    return pa.schema([f.arrow() for f in TABLES[table]], metadata={VERSION_KEY: SCHEMA_VERSION.encode()})
+
+
+class SchemaVersionError(ValueError):
+    """A dataset was written by a newer, incompatible schema."""
+
+
+def check_version(metadata: dict[bytes, bytes] | None, where: str = "") -> str:
+    """Return the schema version in ``metadata``; raise if its major is newer than ours."""
+    raw = (metadata or {}).get(VERSION_KEY)
+    if raw is None:
+        raise SchemaVersionError(f"{where or 'file'}: no {VERSION_KEY.decode()} in metadata, not a feedcensus dataset")
+    version = raw.decode()
+    if int(version.split(".")[0]) > int(SCHEMA_VERSION.split(".")[0]):
+        raise SchemaVersionError(
+            f"{where or 'file'}: schema version {version} is newer than this feedcensus reads ({SCHEMA_VERSION}); upgrade feedcensus"
+        )
+    return version
