@@ -1,0 +1,595 @@
+"""Read OPML subscription lists: a pure function over bytes that never raises.
+
+``parse_opml(body, url)`` returns an :class:`OpmlDocument` holding every feed
+outline (``xmlUrl``) and page-only outline (``htmlUrl`` without ``xmlUrl``),
+flattened in document order with the folder path that led to it, plus the
+OPML documents it asks to include.
+
+Design decisions
+----------------
+* **Strict first, then repair.** The bytes are parsed strictly (lxml, no DTD
+  loading, no network, no entity substitution). When that fails, the text is
+  decoded and repaired before a ``recover=True`` parse, because libxml2's own
+  recovery drops whole attributes that contain a bare ``&`` (the most common
+  fault in real OPML lists). The repairs, each reported in ``warnings``:
+
+  - bytes that do not match the declared encoding are decoded with the first
+    encoding that works (BOM, declaration, UTF-8, windows-1252, latin-1);
+  - a bare ``&`` that does not start an entity or character reference is
+    escaped to ``&amp;``;
+  - HTML named entities (``&eacute;``, ``&nbsp;``...) become character
+    references; unknown names are kept literally (``&foo;`` -> text ``&foo;``);
+  - characters XML 1.0 forbids (C0 controls, U+FFFE/U+FFFF) are removed;
+  - an XML declaration that is not at the very start is dropped;
+  - the document is wrapped in a private element so that junk or a second
+    ``<opml>`` after the root is not fatal: the outlines of every top-level
+    ``<opml>`` are kept, anything else after the root is ignored.
+
+  What libxml2 still reports during the recover parse goes to ``warnings``
+  too ("line N: ..."), since content near those lines may be lost.
+* **No entity expansion.** libxml2 expands internal entities in attribute
+  values even with ``resolve_entities=False``, so a document whose DOCTYPE
+  declares entities is always read through the repair path with its internal
+  subset blanked out: references to those entities stay literal text
+  (``&lol9;``); ``well_formed`` still tells whether the original was.
+* **Depth.** libxml2 refuses more than 256 levels (a warning; what follows is
+  lost); outlines deeper than ``max_depth`` are skipped with a warning saying
+  how many. The walk is iterative: no recursion errors.
+* **URLs.** ``xmlUrl``/``htmlUrl``/``url`` are read case-insensitively
+  (``xmlURL``, ``xmlurl``...) and stripped. Relative URLs are resolved against
+  ``url`` (the OPML's own URL or ``file://`` URI); without a base they are kept
+  as written. The ``feed:`` pseudo-scheme is turned into http(s):
+  ``feed://host/p`` -> ``http://host/p``, ``feed:https://host/p`` ->
+  ``https://host/p``. Any other non-http(s) scheme (``javascript:``,
+  ``file:``, ``data:``...) is kept exactly as written, with a warning: the
+  crawler refuses such URLs with a recorded reason.
+* **Includes.** ``type="include"`` outlines (their ``url``) and
+  ``type="link"`` outlines whose ``url`` path ends in ``.opml`` are listed in
+  ``includes``, absolute and deduplicated (first occurrence wins). A
+  ``type="link"`` outline pointing at anything else is a page: its ``url``
+  serves as ``html_url`` when it has no ``htmlUrl``.
+* **Labels.** ``title`` is the ``title`` attribute, else ``text``; ``path``
+  holds the labels (same rule) of the ancestor outlines, outermost first;
+  ancestors without any label are left out. Labels, ``text`` and the head
+  title are stripped, with runs of whitespace collapsed. ``categories`` splits the
+  ``category`` attribute on commas, strips each part and keeps it as written
+  (``/a/b`` paths are not split); parts made only of ``/`` are dropped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import html.entities
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+from lxml import etree
+
+__all__ = ["OpmlDocument", "Outline", "parse_opml"]
+
+_MAX_LISTED_WARNINGS = 20
+_WRAPPER = "feedcensus-opml-wrapper"
+_XML_PREDEFINED = frozenset({"amp", "lt", "gt", "quot", "apos"})
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """One feed outline (``xml_url`` set) or page-only outline (only ``html_url``)."""
+
+    xml_url: str | None
+    html_url: str | None
+    title: str | None
+    text: str | None
+    type: str | None
+    categories: tuple[str, ...]
+    path: tuple[str, ...]
+    line: int | None  # lxml sourceline: for a start tag spread over lines, the line it ends on
+
+
+@dataclass(slots=True)
+class OpmlDocument:
+    """The result of :func:`parse_opml`; ``error`` is set when the input is not OPML at all."""
+
+    version: str | None = None
+    title: str | None = None
+    outlines: list[Outline] = field(default_factory=list)
+    includes: list[str] = field(default_factory=list)
+    well_formed: bool = False
+    recovered: bool = False
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parser(*, recover: bool) -> etree.XMLParser:
+    return etree.XMLParser(
+        recover=recover,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        encoding="utf-8" if recover else None,
+    )
+
+
+_ENTITY_DECL_MARKERS = tuple(
+    "<!ENTITY".encode(enc) for enc in ("ascii", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+)
+
+
+def parse_opml(body: bytes, url: str = "", *, max_depth: int = 50) -> OpmlDocument:
+    """Parse an OPML document; never raises (see the module docstring for the rules)."""
+    try:
+        return _parse(body, url, max_depth)
+    except Exception as exc:  # a last guard: the contract is to never raise on any bytes
+        return OpmlDocument(error=f"OPML parser failure: {type(exc).__name__}: {_one_line(str(exc))}")
+
+
+def _parse(body: bytes, url: str, max_depth: int) -> OpmlDocument:
+    body = bytes(body)
+    if not body.strip(b" \t\r\n\x00\xef\xbb\xbf\xfe\xff"):
+        return OpmlDocument(error="empty document")
+    has_entity_decls = any(marker in body for marker in _ENTITY_DECL_MARKERS)
+
+    strict_error: str | None = None
+    root: etree._Element | None = None
+    try:
+        root = etree.fromstring(body, _parser(recover=False))
+    except etree.XMLSyntaxError as exc:
+        strict_error = _one_line(str(exc))
+    except ValueError as exc:  # e.g. an unknown encoding declaration
+        strict_error = _one_line(str(exc))
+
+    if root is not None and not has_entity_decls:
+        doc = OpmlDocument(well_formed=True)
+        tops = [root]
+    else:
+        doc = OpmlDocument(well_formed=strict_error is None, recovered=strict_error is not None)
+        if strict_error is not None:
+            doc.warnings.append(f"not well-formed XML ({strict_error}); parsed in recover mode")
+        text = _decode(body, doc.warnings)
+        if has_entity_decls:
+            text = _drop_entity_declarations(text, doc.warnings)
+        text = _repair(text, doc.warnings)
+        wrapped = _wrap(text)
+        parser = _parser(recover=True)
+        try:
+            wrapper = etree.fromstring(wrapped.encode("utf-8", "surrogatepass"), parser)
+        except (etree.XMLSyntaxError, ValueError) as exc:
+            wrapper = None
+            doc.warnings.append(f"recover parse failed: {_one_line(str(exc))}")
+        _log_parser_errors(parser, doc.warnings)
+        tops = [] if wrapper is None else [el for el in wrapper if isinstance(el.tag, str)]
+        if wrapper is not None and _tag_name(wrapper) != _WRAPPER:  # the wrapper itself was lost
+            tops = [wrapper]
+
+    opmls = [el for el in tops if _local(el).lower() == "opml"]
+    if not opmls:
+        if not tops:
+            doc.error = "not an OPML document: no XML element found"
+        else:
+            doc.error = f"not an OPML document: root element is <{_tag_name(tops[0])}>"
+        return doc
+    if tops[0] is not opmls[0]:
+        doc.warnings.append(f"line {tops[0].sourceline}: <{_tag_name(tops[0])}> before the <opml> root ignored")
+    if len(opmls) > 1:
+        doc.warnings.append(f"{len(opmls)} concatenated <opml> documents: outlines of all of them kept")
+    ignored = [el for el in tops[tops.index(opmls[0]) :] if el not in opmls]
+    if ignored:
+        doc.warnings.append(f"line {ignored[0].sourceline}: {len(ignored)} element(s) after the <opml> root ignored")
+
+    first = opmls[0]
+    version = first.get("version")
+    doc.version = version.strip() if version is not None else None
+    for opml in opmls:
+        _read_opml(opml, url, max_depth, doc)
+    return doc
+
+
+def _read_opml(opml: etree._Element, base: str, max_depth: int, doc: OpmlDocument) -> None:
+    head = _child(opml, "head")
+    if head is not None and doc.title is None:
+        title_el = _child(head, "title")
+        if title_el is not None:
+            doc.title = _clean("".join(title_el.itertext()))
+    body = _child(opml, "body")
+    container = body if body is not None else opml
+    seen_includes = set(doc.includes)
+    # iterative depth-first walk in document order: (element, depth, ancestor labels)
+    stack: list[tuple[etree._Element, int, tuple[str, ...]]] = [
+        (el, 1, ()) for el in reversed(_outline_children(container))
+    ]
+    cut_lines: list[int] = []
+    cut_count = 0
+    while stack:
+        el, depth, path = stack.pop()
+        attrs = _attributes(el)
+        text = _clean(attrs.get("text"))
+        title = _clean(attrs.get("title")) or text
+        otype = _clean(attrs.get("type"))
+        otype = otype.lower() if otype else None
+        line = el.sourceline
+
+        xml_url = _url(attrs.get("xmlurl"), base, line, "xmlUrl", doc.warnings)
+        html_url = _url(attrs.get("htmlurl"), base, line, "htmlUrl", doc.warnings)
+        link_url = _url(attrs.get("url"), base, line, "url", doc.warnings)
+        if link_url is not None:
+            if otype == "include" or (otype == "link" and urlsplit(link_url).path.lower().endswith(".opml")):
+                if link_url not in seen_includes:
+                    seen_includes.add(link_url)
+                    doc.includes.append(link_url)
+            elif otype == "link" and html_url is None:
+                html_url = link_url
+        if xml_url is not None or html_url is not None:
+            doc.outlines.append(
+                Outline(
+                    xml_url=xml_url,
+                    html_url=html_url,
+                    title=title,
+                    text=text,
+                    type=otype,
+                    categories=_categories(attrs.get("category")),
+                    path=path,
+                    line=line,
+                )
+            )
+        children = _outline_children(el)
+        if not children:
+            continue
+        if depth >= max_depth:
+            cut_lines.append(line or 0)
+            cut_count += sum(1 for sub in el.iter() if isinstance(sub.tag, str) and _local(sub) == "outline") - 1
+            continue
+        child_path = (*path, title) if title else path
+        stack.extend((child, depth + 1, child_path) for child in reversed(children))
+    if cut_count:
+        doc.warnings.append(
+            f"line {cut_lines[0]}: outline nesting deeper than {max_depth} cut ({cut_count} outlines skipped)"
+        )
+
+
+# --------------------------------------------------------------------------- helpers over elements
+
+
+def _local(el: etree._Element) -> str:
+    tag = el.tag
+    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
+
+
+def _tag_name(el: etree._Element) -> str:
+    local = _local(el)
+    return f"{el.prefix}:{local}" if el.prefix else local
+
+
+def _child(el: etree._Element, name: str) -> etree._Element | None:
+    for child in el:
+        if isinstance(child.tag, str) and _local(child).lower() == name:
+            return child
+    return None
+
+
+def _outline_children(el: etree._Element) -> list[etree._Element]:
+    return [child for child in el if isinstance(child.tag, str) and _local(child).lower() == "outline"]
+
+
+def _attributes(el: etree._Element) -> dict[str, str]:
+    """Attribute names lower-cased (namespace dropped); the first non-blank value of a name wins."""
+    out: dict[str, str] = {}
+    for key, value in el.attrib.items():
+        name = key.rpartition("}")[2].lower()
+        if name not in out or (not out[name].strip() and value.strip()):
+            out[name] = value
+    return out
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value or None
+
+
+def _categories(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    parts = (part.strip() for part in value.split(","))
+    return tuple(part for part in parts if part.replace("/", "").strip())
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def _url(value: str | None, base: str, line: int | None, attr: str, warnings: list[str]) -> str | None:
+    """Absolute http(s) URL, or the raw value for other schemes; None when absent or blank."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if value[:5].lower() == "feed:":
+        rest = value[5:]
+        if rest.startswith("//"):
+            value = "http:" + rest
+        elif rest[:7].lower() == "http://" or rest[:8].lower() == "https://":
+            value = rest
+    match = _SCHEME.match(value)
+    if match:
+        scheme = match.group(1).lower()
+        if scheme in ("http", "https"):
+            return value.replace(" ", "%20")
+        warnings.append(f"line {line}: {attr} with scheme '{scheme}:' kept as written")
+        return value
+    if base:
+        try:
+            return urljoin(base, value).replace(" ", "%20")
+        except ValueError:  # e.g. an invalid IPv6 literal in the base or the value
+            warnings.append(f"line {line}: {attr} could not be resolved against the base; kept as written")
+    return value
+
+
+# --------------------------------------------------------------------------- decoding and repair
+
+
+_DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:\-]+)["']""")
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+_NUL_PATTERNS = (
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00", "utf-16-le"),
+    (b"\x00<", "utf-16-be"),
+)
+
+
+def _decode(body: bytes, warnings: list[str]) -> str:
+    for bom, encoding in _BOMS:
+        if body.startswith(bom):
+            text = body[len(bom) :].decode(encoding, "replace")
+            if "\ufffd" in text and "\ufffd".encode(encoding) not in body:
+                warnings.append(f"bytes not valid {encoding} despite the byte order mark; replaced")
+            return text
+    for prefix, encoding in _NUL_PATTERNS:  # UTF-16/32 without a byte order mark
+        if body.startswith(prefix):
+            return body.decode(encoding, "replace")
+    declared: str | None = None
+    match = _DECL_ENCODING.match(body[:512])
+    if match:
+        name = match.group(1).decode("ascii")
+        try:
+            declared = codecs.lookup(name).name
+        except LookupError:
+            warnings.append(f"unknown encoding {name!r} declared; decoded as UTF-8 or windows-1252")
+        if declared is not None and declared.startswith(("utf-16", "utf-32")):
+            declared = None  # no BOM and no NUL pattern: the bytes are not UTF-16/32 whatever the declaration says
+    candidates = [enc for enc in (declared, "utf-8", "cp1252", "latin-1") if enc]
+    for encoding in candidates:
+        try:
+            text = body.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if encoding != (declared or "utf-8"):
+            said = f"declared {declared}" if declared else "no declared encoding"
+            warnings.append(f"bytes do not match the encoding ({said}); decoded as {encoding}")
+        return text
+    return body.decode("latin-1")  # unreachable: latin-1 decodes any bytes
+
+
+_INTERNAL_SUBSET = re.compile(r"<!DOCTYPE[^\[>]*\[(.*?)\]\s*>", re.DOTALL | re.IGNORECASE)
+
+
+def _drop_entity_declarations(text: str, warnings: list[str]) -> str:
+    match = _INTERNAL_SUBSET.search(text)
+    if match is None or "<!ENTITY" not in match.group(1):
+        return text
+    subset = match.group(1)
+    declared = subset.count("<!ENTITY")
+    warnings.append(f"DOCTYPE declares {declared} entities: declarations ignored, references kept as text")
+    blank = "\n" * subset.count("\n")
+    return text[: match.start(1)] + blank + text[match.end(1) :]
+
+
+_XML_DECL = re.compile(r"\s*<\?xml\s[^>]*\?>", re.IGNORECASE)
+_AMP_OR_SKIP = re.compile(
+    r"<!\[CDATA\[.*?(?:\]\]>|$)|<!--.*?(?:-->|$)|&(?:([A-Za-z_][\w.\-]*);|#[0-9]+;|#[xX][0-9A-Fa-f]+;)?",
+    re.DOTALL,
+)
+_FORBIDDEN_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _repair(text: str, warnings: list[str]) -> str:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    decl = _XML_DECL.match(text)
+    if decl:  # drop it (encoding is now known; a misplaced one is fatal) but keep the line count
+        text = "\n" * decl.group(0).count("\n") + text[decl.end() :]
+
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(pos: int) -> int:
+        return bisect.bisect_left(newlines, pos) + 1
+
+    text, fixed_tags = _repair_outline_tags(text)
+    _summarise(
+        warnings, [line_of(pos) for pos in fixed_tags], "quotes or '<' inside an outline attribute value escaped"
+    )
+    if fixed_tags:  # escaping moved the offsets (not the lines)
+        newlines = [m.start() for m in re.finditer("\n", text)]
+    bare_lines: list[int] = []
+    html_lines: list[int] = []
+    unknown: list[tuple[int, str]] = []
+
+    def fix(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if not token.startswith("&"):
+            return token  # CDATA section or comment: left alone
+        if token == "&":
+            bare_lines.append(line_of(match.start()))
+            return "&amp;"
+        name = match.group(1)
+        if name is None or name in _XML_PREDEFINED:
+            return token
+        chars = html.entities.html5.get(name + ";")
+        if chars is not None:
+            html_lines.append(line_of(match.start()))
+            return "".join(f"&#{ord(ch)};" for ch in chars)
+        unknown.append((line_of(match.start()), name))
+        return "&amp;" + token[1:]
+
+    text = _AMP_OR_SKIP.sub(fix, text)
+    _summarise(warnings, bare_lines, "unescaped '&' escaped")
+    _summarise(warnings, html_lines, "HTML entity turned into a character reference")
+    for line, name in unknown[:_MAX_LISTED_WARNINGS]:
+        warnings.append(f"line {line}: undefined entity '&{name};' kept as text")
+    if len(unknown) > _MAX_LISTED_WARNINGS:
+        warnings.append(f"{len(unknown) - _MAX_LISTED_WARNINGS} more undefined entities kept as text")
+
+    forbidden = len(_FORBIDDEN_CHARS.findall(text))
+    if forbidden:
+        text = _FORBIDDEN_CHARS.sub("", text)
+        warnings.append(f"{forbidden} characters not allowed in XML removed")
+    return text
+
+
+def _summarise(warnings: list[str], lines: list[int], what: str) -> None:
+    if not lines:
+        return
+    distinct = sorted(set(lines))
+    for line in distinct[:_MAX_LISTED_WARNINGS]:
+        warnings.append(f"line {line}: {what}")
+    if len(distinct) > _MAX_LISTED_WARNINGS:
+        warnings.append(f"{len(distinct) - _MAX_LISTED_WARNINGS} more lines: {what}")
+
+
+_OUTLINE_START = re.compile(r"<outline(?=[\s/>])", re.IGNORECASE)
+_OUTLINE_LIMIT = re.compile(r"<outline[\s/>]|</body", re.IGNORECASE)
+_TAG_END = re.compile(r"\s*/?>")
+_ATTR_START = re.compile(r"(\s*)([^\s=/>\"'<]+)(\s*=\s*)?")
+_UNQUOTED_VALUE = re.compile(r"[^\s>\"']*?(?=\s|/?>)")
+_VALUE_BOUNDARY = re.compile(r"\s+[^\s=/>\"'<]+\s*=\s*[\"']|\s*/?>\s*(?:<|\Z)")
+
+
+def _repair_outline_tags(text: str) -> tuple[str, list[int]]:
+    """Re-quote the attributes of ``<outline>`` start tags whose values hold raw quotes or markup.
+
+    Real lists carry HTML descriptions (``description="<p>..."``) and titles with
+    unescaped quotes (``text="The "Daily" News"``); libxml2 drops the rest of such
+    a tag, ``xmlUrl`` included. A value ends at the first closing quote followed by
+    another attribute or by the end of the tag (then whitespace and ``<``), and,
+    when possible, not inside an HTML tag written in the value. The values are
+    re-written with ``<`` and ``"`` escaped; a tag that cannot be read this way is
+    left as it is. Newlines are kept, so line numbers do not change.
+    """
+    out: list[str] = []
+    fixed: list[int] = []
+    done = 0
+    for match in _OUTLINE_START.finditer(text):
+        start = match.start()
+        if start < done:
+            continue
+        limit_match = _OUTLINE_LIMIT.search(text, match.end())
+        limit = limit_match.start() if limit_match else len(text)
+        rewritten, end = _rewrite_tag(text, match.end(), limit)
+        if rewritten is None:
+            continue
+        original = text[start:end]
+        new = "<outline" + rewritten
+        if new != original:
+            out.append(text[done:start])
+            out.append(new)
+            fixed.append(start)
+            done = end
+    out.append(text[done:])
+    return "".join(out), fixed
+
+
+def _rewrite_tag(text: str, pos: int, limit: int) -> tuple[str | None, int]:
+    parts: list[str] = []
+    while pos < limit:
+        end = _TAG_END.match(text, pos)
+        if end:
+            parts.append(end.group(0))
+            return "".join(parts), end.end()
+        attr = _ATTR_START.match(text, pos)
+        if attr is None or attr.end() == pos:
+            return None, pos
+        space, name, equals = attr.groups()
+        pos = attr.end()
+        if not equals:
+            parts.append(f'{space}{name}=""')
+            continue
+        quote = text[pos : pos + 1]
+        if quote in ('"', "'"):
+            value_end = _value_end(text, pos + 1, limit, quote)
+            if value_end is None:
+                return None, pos
+            value = text[pos + 1 : value_end]
+            pos = value_end + 1
+        else:
+            unquoted = _UNQUOTED_VALUE.match(text, pos, limit)
+            if unquoted is None:
+                return None, pos
+            value = unquoted.group(0)
+            pos = unquoted.end()
+        escaped = value.replace("<", "&lt;").replace('"', "&quot;")
+        parts.append(f'{space}{name}{equals}"{escaped}"')
+    return None, pos
+
+
+def _value_end(text: str, start: int, limit: int, quote: str) -> int | None:
+    candidates: list[int] = []
+    index = text.find(quote, start, limit)
+    while index != -1:
+        if _VALUE_BOUNDARY.match(text, index + 1):
+            value = text[start:index]
+            if value.count("<") <= value.count(">"):
+                return index
+            candidates.append(index)
+        index = text.find(quote, index + 1, limit)
+    return candidates[0] if candidates else None
+
+
+_PROLOG_ITEM = re.compile(
+    r"\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\]\s*)?>",
+    re.DOTALL | re.IGNORECASE,
+)
+
+
+def _wrap(text: str) -> str:
+    """Put a private element around everything after the prolog (same line numbers)."""
+    pos = 0
+    while True:
+        match = _PROLOG_ITEM.match(text, pos)
+        if match is None or match.end() == pos:
+            break
+        pos = match.end()
+    return f"{text[:pos]}<{_WRAPPER}>{text[pos:]}</{_WRAPPER}>"
+
+
+def _log_parser_errors(parser: etree.XMLParser, warnings: list[str]) -> None:
+    errors = list(parser.error_log)
+    for entry in errors[:_MAX_LISTED_WARNINGS]:
+        message = _one_line(entry.message).replace(_WRAPPER, "document")
+        warnings.append(f"line {entry.line}: {message} (recovered; content near here may be lost)")
+    if len(errors) > _MAX_LISTED_WARNINGS:
+        warnings.append(f"{len(errors) - _MAX_LISTED_WARNINGS} more XML errors recovered")
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())

@@ -1,0 +1,124 @@
+"""Tests for crawler.seeds: seeds files with comments, junk lines, duplicates and BOMs."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+from crawler.seeds import SeedProblem, read_seeds, read_seeds_file
+
+SEEDS = """\
+# sites to crawl
+https://example.com/
+
+example.org
+example.net/blog   # a trailing comment
+  HTTP://WWW.Example.EDU/Path/To?q=1#Top
+//cdn.example.io/x
+localhost:8080/feeds
+http://127.0.0.1:8000/
+http://[::1]:8080/
+https://example.com/#fragment
+https://example.com/page#anchor
+"""
+
+
+def test_urls_comments_blank_lines_and_normalisation() -> None:
+    seeds, problems = read_seeds(SEEDS)
+    assert seeds == [
+        "https://example.com/",
+        "http://example.org/",
+        "http://example.net/blog",
+        "http://www.example.edu/Path/To?q=1#Top",
+        "http://cdn.example.io/x",
+        "http://localhost:8080/feeds",
+        "http://127.0.0.1:8000/",
+        "http://[::1]:8080/",
+        "https://example.com/page#anchor",
+    ]
+    assert problems == [SeedProblem(11, "https://example.com/#fragment", "duplicate of line 2")]
+
+
+def test_junk_lines_are_reported_with_line_numbers() -> None:
+    text = "\n".join(
+        [
+            "https://ok.example/",  # 1
+            "http://has space.example/",  # 2
+            "ftp://files.example/",  # 3
+            "javascript:alert(1)",  # 4
+            "feed://example.com/rss",  # 5
+            "https://",  # 6
+            "http://bad\x07host.example/",  # 7
+            "justaword",  # 8
+            "http://a..b.example/",  # 9
+            "http://example.com:99999/",  # 10
+            "https:example.com",  # 11
+            "x" * 9000,  # 12
+            "http://ex<ample.com/",  # 13
+            "https://ok.example",  # 14 (same as line 1 once normalised)
+            "mailto:someone@example.com",  # 15
+        ]
+    )
+    seeds, problems = read_seeds(text)
+    assert seeds == ["https://ok.example/"]
+    reasons = {p.line: p.reason for p in problems}
+    assert reasons == {
+        2: "whitespace inside the URL",
+        3: "unsupported scheme 'ftp' (only http and https)",
+        4: "unsupported scheme 'javascript' (only http and https)",
+        5: "unsupported scheme 'feed' (only http and https)",
+        6: "no host",
+        7: "control character U+0007",
+        8: "no dot in host 'justaword'",
+        9: "invalid host 'a..b.example'",
+        10: "invalid URL: Port out of range 0-65535",
+        11: "no '//' after the scheme",
+        12: "line longer than 8 KB",
+        13: "invalid host 'ex<ample.com'",
+        14: "duplicate of line 1",
+        15: "unsupported scheme 'mailto' (only http and https)",
+    }
+    by_line = {p.line: p for p in problems}
+    assert by_line[7].text == "http://bad\\x07host.example/"
+    assert len(by_line[12].text) == 100 and by_line[12].text.endswith("...")
+    assert all("\n" not in p.reason for p in problems)
+
+
+def test_hash_inside_url_is_not_a_comment_but_after_space_is() -> None:
+    seeds, problems = read_seeds("https://a.example/#x\n# whole line\n\t# indented comment\nb.example#y # c\n")
+    assert seeds == ["https://a.example/#x", "http://b.example/#y"]
+    assert problems == []
+
+
+def test_crlf_and_bom_in_text() -> None:
+    seeds, problems = read_seeds("\ufeffexample.com\r\n\r\nexample.org\r\nexample.com/\r\n")
+    assert seeds == ["http://example.com/", "http://example.org/"]
+    assert problems == [SeedProblem(4, "example.com/", "duplicate of line 1")]
+
+
+def test_empty_input() -> None:
+    assert read_seeds("") == ([], [])
+    assert read_seeds("\n  \n# only comments\n") == ([], [])
+
+
+def test_read_seeds_file_utf8_bom_and_bad_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(codecs.BOM_UTF8 + b"https://caf\xc3\xa9.example/\nhttps://bad\xff.example/\n# done\n")
+    seeds, problems = read_seeds_file(path)
+    assert seeds == ["https://café.example/"]
+    assert problems == [SeedProblem(2, "https://bad\ufffd.example/", "undecodable bytes (U+FFFD) in the line")]
+
+
+def test_read_seeds_file_utf16(tmp_path: Path) -> None:
+    path = tmp_path / "seeds16.txt"
+    path.write_bytes("example.com\nexample.org\n".encode("utf-16"))
+    assert read_seeds_file(str(path)) == (["http://example.com/", "http://example.org/"], [])
+
+
+def test_read_seeds_file_missing_raises_oserror(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_seeds_file(tmp_path / "nope.txt")
+    with pytest.raises(IsADirectoryError):
+        read_seeds_file(tmp_path)
