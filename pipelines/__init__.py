@@ -1,0 +1,1 @@
+"""Item pipelines and the pure parse, tally and check code they call."""

@@ -1,0 +1,492 @@
+"""Tests for pipelines.checks: every rule both ways, on small literal RSS documents.
+
+Most documents are built from the profile's own sample channel (the Dallas
+Times-Herald) so that the one "clean" feed passes every rule, and each case
+changes one thing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import FrozenInstanceError
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from pipelines.checks import RULES, Finding, Rule, check_feed
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+PROFILE = SHARED / "specs" / "rss-best-practices-profile.txt"
+BENCHMARK_FEEDS = SHARED / "corpus" / "benchmark_feeds"
+NOW = datetime(2007, 10, 16, 12, 0, tzinfo=UTC)
+
+NAMESPACES = (
+    'xmlns:atom="http://www.w3.org/2005/Atom" xmlns:dc="http://purl.org/dc/elements/1.1/" '
+    'xmlns:content="http://purl.org/rss/1.0/modules/content/" '
+    'xmlns:slash="http://purl.org/rss/1.0/modules/slash/"'
+)
+SELF_LINK = '<atom:link href="http://dallas.example.com/rss.xml" rel="self" type="application/rss+xml" />'
+NOLAN = (
+    "Texas Rangers pitcher Nolan Ryan hurled the seventh no-hitter of his legendary career on Arlington "
+    "Appreciation Night, defeating the Toronto Blue Jays 3-0."
+)
+IMAGE = """<image>
+  <link>http://dallas.example.com</link>
+  <title>Dallas Times-Herald</title>
+  <url>http://dallas.example.com/masthead.gif</url>
+  <description>Read the Dallas Times-Herald</description>
+  <height>32</height>
+  <width>96</width>
+</image>"""
+TEXT_INPUT = """<textInput>
+  <description>Your aggregator supports the textInput element. What software are you using?</description>
+  <link>http://www.cadenhead.org/textinput.php</link>
+  <name>query</name>
+  <title>TextInput Inquiry</title>
+</textInput>"""
+CLOUD = (
+    '<cloud domain="server.example.com" path="/rpc" port="80" protocol="xml-rpc" registerProcedure="cloud.notify" />'
+)
+ENCLOSURE = '<enclosure length="24986239" type="audio/mpeg" url="http://dallas.example.com/joebob_050689.mp3" />'
+
+_ABSENT = object()
+
+
+def doc(
+    *,
+    channel: str = "",
+    after_items: str = "",
+    version: str = 'version="2.0"',
+    title: str | None = "<title>Dallas Times-Herald</title>",
+    link: str | None = "<link>http://dallas.example.com</link>",
+    description: str | None = "<description>Current headlines from the Dallas Times-Herald newspaper</description>",
+    self_link: str = SELF_LINK,
+    item_pre: str = "",
+    item_title: str | None = "<title>Seventh Heaven! Ryan Hurls Another No Hitter</title>",
+    item_link: str | None = "<link>http://dallas.example.com/1991/05/02/nolan.htm</link>",
+    item_description: str | None = f"<description>{NOLAN}</description>",
+    item_guid: str | None = "<guid>http://dallas.example.com/1991/05/02/nolan.htm</guid>",
+    item: str = "",
+    extra_channel: str = "",
+) -> str:
+    head = "".join(x for x in (title, link, description) if x)
+    body = "".join(x for x in (item_pre, item_title, item_link, item_description, item_guid, item) if x)
+    return (
+        f'<?xml version="1.0" encoding="utf-8"?>\n<rss {version} {NAMESPACES}>\n<channel>\n{head}\n{self_link}\n'
+        f"{channel}\n<item>\n{body}\n</item>\n{after_items}\n</channel>\n{extra_channel}</rss>\n"
+    )
+
+
+def run(text: str, *, fmt: str = "rss", now: datetime = NOW) -> list[Finding]:
+    body = text.encode("utf-8")
+    root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True))
+    return check_feed(root, format=fmt, version="2.0", body=body, now=now)
+
+
+def rules_of(text: str, **kw: object) -> set[str]:
+    return {f.rule for f in run(text, **kw)}  # type: ignore[arg-type]
+
+
+# (rule, failing document, passing document). Every rule of RULES appears at least once.
+CASES: list[tuple[str, str, str]] = [
+    ("undefined-element", doc(item="<fullitem>x</fullitem>"), doc(item="<category>movies</category>")),
+    ("undefined-element", doc(channel="<textinput><title>t</title></textinput>"), doc()),
+    ("version-not-2-0", doc(version='version="0.91"'), doc()),
+    ("version-not-2-0", doc(version=""), doc()),
+    ("channel-missing", f'<rss version="2.0" {NAMESPACES}></rss>', doc()),
+    ("multiple-channels", doc(extra_channel="<channel><title>x</title></channel>"), doc()),
+    # 3.1
+    ("text-element-has-children", doc(channel="<copyright>2007 <b>Dallas</b></copyright>"), doc(channel="<copyright>Copyright 2007 Dallas Times-Herald</copyright>")),
+    ("character-data-not-hex", doc(title="<title>AT&amp;T</title>"), doc(title="<title>AT&#x26;T</title>")),
+    ("character-data-not-hex", doc(item_title="<title>A &lt; B</title>"), doc(item_title="<title>A &#x3C; B</title>")),
+    ("character-data-not-hex", doc(item_title="<title><![CDATA[Bill & Ted's Excellent Adventure]]></title>"), doc(item_title="<title>Bill &#x26; Ted's Excellent Adventure</title>")),
+    ("character-data-not-hex", doc(item_title="<title>I &#60;3 Phil Ringnalda</title>"), doc(item_title="<title>I &#x3C;3 Phil Ringnalda</title>")),
+    ("character-data-not-hex", doc(item_title="<title>Nice &lt;gorilla&gt; what's he weigh?</title>"), doc(item_title="<title>Nice &#x3C;gorilla&#x3E; what's he weigh?</title>")),
+    # 3.2 (the profile's own examples pass validity)
+    ("date-invalid", doc(channel="<pubDate>2007-10-15T14:10:00Z</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>")),
+    ("date-invalid", doc(channel="<lastBuildDate>Mon, 15 Oct 2007 25:10:00 EST</lastBuildDate>"), doc(channel="<lastBuildDate>Mon, 15 Oct 2007 09:10:00 EST</lastBuildDate>")),
+    ("date-invalid", doc(item="<pubDate>Mon, 31 Feb 2007 08:10:00 -0600</pubDate>"), doc(item="<pubDate>Mon, 15 Oct 2007 08:10:00 -0600</pubDate>")),
+    ("date-invalid", doc(item="<pubDate></pubDate>"), doc(item="<pubDate>Fri, 05 Oct 2007 09:00:00 CST</pubDate>")),
+    ("date-weekday-mismatch", doc(channel="<pubDate>Tue, 15 Oct 2007 14:10:00 GMT</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>")),
+    ("date-two-digit-year", doc(channel="<pubDate>Mon, 15 Oct 07 14:10:00 GMT</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>")),
+    ("date-comment-or-extra-space", doc(channel="<pubDate>Mon, 15 Oct 2007  14:10:00 GMT</pubDate>"), doc(channel="<pubDate>\n  Mon, 15 Oct 2007 14:10:00 GMT\n</pubDate>")),
+    ("date-comment-or-extra-space", doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT (Monday)</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>")),
+    ("date-military-zone", doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 A</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 Z</pubDate>")),
+    ("date-not-universal-form", doc(channel="<lastBuildDate>Mon, 15 Oct 2007 09:10:00 EST</lastBuildDate>"), doc(channel="<lastBuildDate>Thu, 04 Oct 2007 23:59:45 +0000</lastBuildDate>")),
+    ("date-not-universal-form", doc(channel="<pubDate>Mon, 15 Oct 2007 08:10:00 -0600</pubDate>"), doc(channel="<pubDate>Thu, 04 Oct 2007 23:59:45 -0000</pubDate>")),
+    ("date-not-universal-form", doc(channel="<pubDate>thu, 04 oct 2007 23:59:45 gmt</pubDate>"), doc(channel="<pubDate>Thu, 4 Oct 2007 23:59:45 GMT</pubDate>")),
+    ("item-date-in-future", doc(item="<pubDate>Sat, 20 Oct 2007 12:00:00 GMT</pubDate>"), doc(item="<pubDate>Fri, 05 Oct 2007 09:00:00 CST</pubDate>")),
+    # 3.3
+    ("email-missing", doc(item="<author>Joe Bob Briggs</author>"), doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author>")),
+    ("email-missing-real-name", doc(channel="<webMaster>helpdesk@dallas.example.com</webMaster>"), doc(channel="<webMaster>helpdesk@dallas.example.com (Help Desk)</webMaster>")),
+    ("email-format", doc(channel="<managingEditor>Frank Luksa &lt;luksa@dallas.example.com&gt;</managingEditor>"), doc(channel="<managingEditor>luksa@dallas.example.com (Frank Luksa)</managingEditor>")),
+    ("email-format", doc(channel="<managingEditor>mailto:jlehrer@dallas.example.com</managingEditor>"), doc(channel="<managingEditor>jlehrer@dallas.example.com (Jim Lehrer)</managingEditor>")),
+    # 3.4
+    ("url-not-absolute", doc(item="<comments>/feedback/1983/06/joebob.htm</comments>"), doc(item="<comments>http://dallas.example.com/feedback/1983/06/joebob.htm</comments>")),
+    ("url-not-absolute", doc(link="<link>//dallas.example.com</link>"), doc(link="<link> http://dallas.example.com</link>")),
+    ("url-not-absolute", doc(channel="<docs>rss-specification</docs>"), doc(channel="<docs>https://www.rssboard.org/rss-specification</docs>")),
+    ("url-not-ascii", doc(item_link="<link>http://dallas.example.com/café</link>"), doc(item_link="<link>http://dallas.example.com/caf%C3%A9</link>")),
+    # 4.1.1
+    ("channel-missing-required", doc(description=None), doc()),
+    ("duplicate-channel-element", doc(channel="<ttl>60</ttl><ttl>60</ttl>"), doc(channel="<category>Media</category><category>News</category>")),
+    ("items-before-channel-elements", doc(after_items="<ttl>60</ttl>"), doc(channel="<ttl>60</ttl>")),
+    ("cloud-missing-attribute", doc(channel='<cloud domain="server.example.com" path="/rpc" port="80" protocol="xml-rpc" />'), doc(channel=CLOUD)),
+    ("cloud-attribute-invalid", doc(channel=CLOUD.replace("xml-rpc", "rest")), doc(channel=CLOUD)),
+    ("cloud-attribute-invalid", doc(channel=CLOUD.replace('"80"', '"eighty"')), doc(channel=CLOUD.replace("xml-rpc", "soap"))),
+    ("docs-not-rssboard", doc(channel="<docs>http://blogs.law.harvard.edu/tech/rss</docs>"), doc(channel="<docs>https://www.rssboard.org/rss-specification</docs>")),
+    # 4.1.1.9 image
+    ("image-missing-required", doc(channel=IMAGE.replace("<url>http://dallas.example.com/masthead.gif</url>", "")), doc(channel=IMAGE)),
+    ("duplicate-image-element", doc(channel=IMAGE.replace("<width>96</width>", "<width>96</width><width>88</width>")), doc(channel=IMAGE)),
+    ("image-link-mismatch", doc(channel=IMAGE.replace("<link>http://dallas.example.com</link>", "<link>http://la.example.com</link>")), doc(channel=IMAGE.replace("<link>http://dallas.example.com</link>", "<link>http://dallas.example.com/</link>"))),
+    ("image-title-mismatch", doc(channel=IMAGE.replace("<title>Dallas Times-Herald</title>", "<title>Masthead</title>")), doc(channel=IMAGE)),
+    ("image-url-format", doc(channel=IMAGE.replace("masthead.gif", "masthead.svg")), doc(channel=IMAGE.replace("masthead.gif", "masthead.JPEG?v=2"))),
+    ("image-too-tall", doc(channel=IMAGE.replace("<height>32</height>", "<height>401</height>")), doc(channel=IMAGE.replace("<height>32</height>", "<height>400</height>"))),
+    ("image-too-wide", doc(channel=IMAGE.replace("<width>96</width>", "<width>145</width>")), doc(channel=IMAGE.replace("<width>96</width>", "<width>144</width>"))),
+    ("image-size-not-integer", doc(channel=IMAGE.replace("<width>96</width>", "<width>96px</width>")), doc(channel=IMAGE)),
+    # 4.1.1.10 - 4.1.1.18
+    ("language-invalid", doc(channel="<language>english</language>"), doc(channel="<language>epo</language>")),
+    ("language-invalid", doc(channel="<language>xx-yy</language>"), doc(channel="<language>en-us</language>")),
+    ("rating-not-pics", doc(channel="<rating>PG-13</rating>"), doc(channel='<rating>(PICS-1.1 "http://www.rsac.org/ratingsv01.html" l by "webmaster@example.com" on "2007.01.29T10:09-0800" r (n 0 s 0 v 0 l 0))</rating>')),
+    ("skip-day-invalid", doc(channel="<skipDays><day>Sat</day></skipDays>"), doc(channel="<skipDays>\n  <day>Saturday</day>\n  <day>Sunday</day>\n</skipDays>")),
+    ("skip-day-duplicate", doc(channel="<skipDays><day>Saturday</day><day>Saturday</day></skipDays>"), doc(channel="<skipDays><day>Saturday</day><day>Sunday</day></skipDays>")),
+    ("skip-hour-invalid", doc(channel="<skipHours><hour>25</hour></skipHours>"), doc(channel="<skipHours>\n  <hour>0</hour>\n  <hour>1</hour>\n  <hour>2</hour>\n  <hour>22</hour>\n  <hour>23</hour>\n</skipHours>")),
+    ("skip-hour-invalid", doc(channel="<skipHours><hour>1.5</hour></skipHours>"), doc(channel="<skipHours><hour>1</hour></skipHours>")),
+    ("skip-hour-24", doc(channel="<skipHours><hour>24</hour></skipHours>"), doc(channel="<skipHours><hour>0</hour></skipHours>")),
+    ("skip-hour-duplicate", doc(channel="<skipHours><hour>1</hour><hour>1</hour></skipHours>"), doc(channel="<skipHours><hour>1</hour><hour>2</hour></skipHours>")),
+    ("skip-hour-duplicate", doc(channel="<skipHours><hour>0</hour><hour>24</hour></skipHours>"), doc(channel="<skipHours><hour>0</hour><hour>23</hour></skipHours>")),
+    ("text-input-present", doc(channel=TEXT_INPUT), doc()),
+    ("text-input-missing-required", doc(channel=TEXT_INPUT.replace("<name>query</name>", "")), doc(channel=TEXT_INPUT)),
+    ("duplicate-text-input-element", doc(channel=TEXT_INPUT.replace("<name>query</name>", "<name>query</name><name>q</name>")), doc(channel=TEXT_INPUT)),
+    ("text-input-name-invalid", doc(channel=TEXT_INPUT.replace("<name>query</name>", "<name>1query</name>")), doc(channel=TEXT_INPUT.replace("<name>query</name>", "<name>q:search-term_1.x</name>"))),
+    ("text-input-name-invalid", doc(channel=TEXT_INPUT.replace("<name>query</name>", "<name>my query</name>")), doc(channel=TEXT_INPUT)),
+    ("ttl-not-positive-integer", doc(channel="<ttl>one hour</ttl>"), doc(channel="<ttl>60</ttl>")),
+    ("ttl-not-positive-integer", doc(channel="<ttl>0</ttl>"), doc(channel="<ttl> 1440 </ttl>")),
+    # 4.1.1.20 item
+    ("item-missing-title-and-description", doc(item_title=None, item_description=None), doc(item_title=None)),
+    ("item-missing-title-and-description", doc(item_title=None, item_description=None), doc(item_description=None)),
+    ("duplicate-item-element", doc(item="<link>http://dallas.example.com/other.htm</link>"), doc(item="<category>movies</category><category domain=\"rec.arts.movies.reviews\">1983/V</category>")),
+    ("description-relative-url", doc(item_description='<description>last week &lt;a href="/title/tt0086525/"&gt;Valley Girl&lt;/a&gt; came out</description>'), doc(item_description='<description>I\'m headed for France. I wasn\'t gonna go this year, but then last week &lt;a href="http://www.imdb.com/title/tt0086525/"&gt;Valley Girl&lt;/a&gt; came out and I said to myself, Joe Bob, you gotta get out of the country for a while.</description>')),
+    ("description-relative-url", doc(item_description='<description><![CDATA[<img src="joebob.jpg">]]></description>'), doc(item_description='<description><![CDATA[I\'m headed for France. I wasn\'t gonna go this year, but then last week <a href="http://www.imdb.com/title/tt0086525/">Valley Girl</a> came out and I said to myself, Joe Bob, you gotta get out of the country for a while.]]></description>')),
+    ("enclosure-missing-attribute", doc(item='<enclosure length="24986239" url="http://dallas.example.com/joebob_050689.mp3" />'), doc(item=ENCLOSURE)),
+    ("enclosure-length-not-integer", doc(item=ENCLOSURE.replace('"24986239"', '"24 MB"')), doc(item=ENCLOSURE.replace('"24986239"', '"0"'))),
+    ("enclosure-length-unknown", doc(item=ENCLOSURE.replace('"24986239"', '"-1"')), doc(item=ENCLOSURE.replace('"24986239"', '"0"'))),
+    ("enclosure-length-unknown", doc(item=ENCLOSURE.replace('"24986239"', '""')), doc(item=ENCLOSURE)),
+    ("enclosure-url-not-absolute", doc(item=ENCLOSURE.replace("http://dallas.example.com/", "")), doc(item=ENCLOSURE)),
+    ("duplicate-enclosure", doc(item=ENCLOSURE + ENCLOSURE.replace(".mp3", ".ogg")), doc(item=ENCLOSURE)),
+    ("guid-permalink-not-url", doc(item_guid="<guid>joebob-1983-05-06</guid>"), doc(item_guid='<guid isPermaLink="false">tag:dallas.example.com,4131:news</guid>')),
+    ("guid-permalink-not-url", doc(item_guid='<guid isPermaLink="true">1983/05/06/joebob.htm</guid>'), doc(item_guid="<guid>http://dallas.example.com/1983/05/06/joebob.htm</guid>")),
+    ("guid-is-permalink-invalid", doc(item_guid='<guid isPermaLink="yes">http://dallas.example.com/1983/05/06/joebob.htm</guid>'), doc(item_guid='<guid isPermaLink="true">http://dallas.example.com/1983/05/06/joebob.htm</guid>')),
+    ("item-missing-guid", doc(item_guid=None), doc()),
+    ("source-missing-url", doc(item="<source>Los Angeles Herald-Examiner</source>"), doc(item='<source url="http://la.example.com/rss.xml">Los Angeles Herald-Examiner</source>')),
+    ("source-url-not-absolute", doc(item='<source url="rss.xml">Los Angeles Herald-Examiner</source>'), doc(item='<source url="http://la.example.com/rss.xml">Los Angeles Herald-Examiner</source>')),
+    # 5
+    ("missing-atom-self-link", doc(self_link=""), doc()),
+    ("missing-atom-self-link", doc(self_link='<atom:link href="http://dallas.example.com/" rel="alternate" />'), doc()),
+    ("atom-link-missing-href", doc(self_link=SELF_LINK + '<atom:link rel="hub" />'), doc(self_link=SELF_LINK + '<atom:link href="http://hub.example.com/" rel="hub" />')),
+    ("content-before-description", doc(item_pre="<content:encoded>&lt;p&gt;full&lt;/p&gt;</content:encoded>"), doc(item="<content:encoded>&lt;p&gt;full&lt;/p&gt;</content:encoded>")),
+    ("content-without-description", doc(item_description=None, item="<content:encoded>full</content:encoded>"), doc(item_description=None)),
+    ("author-and-dc-creator", doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author><dc:creator>Joe Bob Briggs</dc:creator>"), doc(item="<dc:creator>Joe Bob Briggs</dc:creator>")),
+    ("contact-and-dc-creator", doc(channel="<managingEditor>luksa@dallas.example.com (Frank Luksa)</managingEditor><dc:creator>Frank Luksa</dc:creator>"), doc(channel="<dc:creator>Frank Luksa</dc:creator>")),
+    ("contact-and-dc-creator", doc(channel="<webMaster>helpdesk@dallas.example.com (Help)</webMaster><dc:creator>Frank Luksa</dc:creator>"), doc(channel="<webMaster>helpdesk@dallas.example.com (Help)</webMaster>")),
+    ("slash-comments-not-integer", doc(channel="<lastBuildDate>Sun, 14 Oct 2007 17:17:44 GMT</lastBuildDate>", item="<slash:comments>many</slash:comments>"), doc(channel="<lastBuildDate>Sun, 14 Oct 2007 17:17:44 GMT</lastBuildDate>", item="<slash:comments>13</slash:comments>")),
+    ("slash-comments-without-last-build-date", doc(item="<slash:comments>13</slash:comments>"), doc(channel="<lastBuildDate>Sun, 14 Oct 2007 17:17:44 GMT</lastBuildDate>", item="<slash:comments>13</slash:comments>")),
+]  # fmt: skip
+
+
+def test_clean_profile_feed_has_no_findings() -> None:
+    full = doc(
+        channel="\n".join(
+            [
+                "<category>Media</category>",
+                '<category domain="dmoz">News/Newspapers/Regional/United_States/Texas</category>',
+                CLOUD,
+                "<copyright>Copyright 2007 Dallas Times-Herald</copyright>",
+                "<docs>https://www.rssboard.org/rss-specification</docs>",
+                "<generator>Microsoft Spaces v1.1</generator>",
+                IMAGE,
+                "<language>epo</language>",
+                "<lastBuildDate>Sun, 14 Oct 2007 17:17:44 GMT</lastBuildDate>",
+                "<managingEditor>jlehrer@dallas.example.com (Jim Lehrer)</managingEditor>",
+                "<pubDate>Sun, 14 Oct 2007 05:00:00 GMT</pubDate>",
+                "<skipDays><day>Saturday</day><day>Sunday</day></skipDays>",
+                "<skipHours><hour>0</hour><hour>23</hour></skipHours>",
+                "<ttl>60</ttl>",
+                "<webMaster>helpdesk@dallas.example.com (Help Desk)</webMaster>",
+            ]
+        ),
+        item="\n".join(
+            [
+                "<author>jbb@dallas.example.com (Joe Bob Briggs)</author>",
+                '<category domain="rec.arts.movies.reviews">1983/V</category>',
+                "<comments>http://dallas.example.com/feedback/1983/06/joebob.htm</comments>",
+                ENCLOSURE,
+                "<pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>",
+                '<source url="http://la.example.com/rss.xml">Los Angeles Herald-Examiner</source>',
+                "<content:encoded>&lt;p&gt;Full text&lt;/p&gt;</content:encoded>",
+                "<slash:comments>13</slash:comments>",
+            ]
+        ),
+    )
+    assert run(full) == []
+
+
+@pytest.mark.parametrize(("rule", "bad", "good"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule_fails_and_passes(rule: str, bad: str, good: str) -> None:
+    assert rule in rules_of(bad), f"{rule} should fire"
+    assert rule not in rules_of(good), f"{rule} should not fire"
+
+
+def test_every_rule_has_a_case() -> None:
+    assert {c[0] for c in CASES} == set(RULES)
+
+
+# Each rule that has a W3C Feed Validator name, checked on a literal example taken from the profile text.
+PROFILE_EXAMPLES: list[tuple[str, str, bool]] = [
+    # (rule, document, expected to fire)
+    ("date-invalid", doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>"), False),
+    ("date-invalid", doc(channel="<lastBuildDate>Mon, 15 Oct 2007 09:10:00 EST</lastBuildDate>"), False),
+    ("date-invalid", doc(item="<pubDate>Mon, 15 Oct 2007 08:10:00 -0600</pubDate>"), False),
+    ("date-not-universal-form", doc(item="<pubDate>Thu, 04 Oct 2007 23:59:45 +0000</pubDate>"), False),
+    ("date-not-universal-form", doc(item="<pubDate>Thu, 04 Oct 2007 23:59:45 -0000</pubDate>"), False),
+    ("date-not-universal-form", doc(item="<pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"), False),
+    ("date-not-universal-form", doc(item="<pubDate>Fri, 05 Oct 2007 09:00:00 CST</pubDate>"), True),
+    ("date-weekday-mismatch", doc(item="<pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"), False),
+    ("date-weekday-mismatch", doc(channel="<pubDate>Sun, 14 Oct 2007 05:00:00 GMT</pubDate>"), False),
+    ("date-two-digit-year", doc(item="<pubDate>Thu, 04 Oct 07 23:59:45 GMT</pubDate>"), True),
+    ("date-comment-or-extra-space", doc(item="<pubDate>Thu, 04 Oct 2007 23:59:45   GMT</pubDate>"), True),
+    ("date-military-zone", doc(item="<pubDate>Thu, 04 Oct 2007 23:59:45 Z</pubDate>"), False),
+    ("email-missing-real-name", doc(channel="<managingEditor>luksa@dallas.example.com (Frank Luksa)</managingEditor>"), False),
+    ("email-missing-real-name", doc(channel="<webMaster>helpdesk@dallas.example.com</webMaster>"), True),
+    ("email-format", doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author>"), False),
+    ("email-missing", doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author>"), False),
+    ("character-data-not-hex", doc(title="<title>The &#x26;amp; entity</title>"), False),
+    ("character-data-not-hex", doc(title="<title>A&#x3C;B</title>"), False),
+    ("character-data-not-hex", doc(title="<title>The &amp;amp; entity</title>"), True),
+    ("url-not-absolute", doc(link="<link>http://dallas.example.com</link>"), False),
+    ("url-not-absolute", doc(item_link="<link>http://dallas.example.com/1983/05/06/joebob.htm</link>"), False),
+    ("url-not-absolute", doc(channel="<docs>https://www.rssboard.org/rss-specification</docs>"), False),
+    ("version-not-2-0", doc(version='version="2.0"'), False),
+    ("channel-missing-required", doc(), False),
+    ("duplicate-channel-element", doc(channel="<generator>Microsoft Spaces v1.1</generator>" * 2), True),
+    ("duplicate-item-element", doc(item="<title>Joe Bob Goes to the Drive-In</title>"), True),
+    ("items-before-channel-elements", doc(after_items="<generator>Microsoft Spaces v1.1</generator>"), True),
+    ("cloud-missing-attribute", doc(channel=CLOUD), False),
+    ("image-missing-required", doc(channel=IMAGE), False),
+    ("image-too-wide", doc(channel=IMAGE), False),
+    ("image-too-tall", doc(channel=IMAGE), False),
+    ("image-title-mismatch", doc(channel=IMAGE), False),
+    ("image-link-mismatch", doc(channel=IMAGE), False),
+    ("image-url-format", doc(channel=IMAGE), False),
+    ("language-invalid", doc(channel="<language>epo</language>"), False),
+    ("skip-day-invalid", doc(channel="<skipDays><day>Saturday</day><day>Sunday</day></skipDays>"), False),
+    ("skip-hour-invalid", doc(channel="<skipHours><hour>0</hour><hour>22</hour><hour>23</hour></skipHours>"), False),
+    ("skip-hour-24", doc(channel="<skipHours><hour>24</hour></skipHours>"), True),
+    ("text-input-present", doc(channel=TEXT_INPUT), True),
+    ("text-input-missing-required", doc(channel=TEXT_INPUT), False),
+    ("text-input-name-invalid", doc(channel=TEXT_INPUT), False),
+    ("ttl-not-positive-integer", doc(channel="<ttl>60</ttl>"), False),
+    ("item-missing-title-and-description", doc(item_title=None), False),
+    ("item-missing-title-and-description", doc(item_description=None), False),
+    ("enclosure-missing-attribute", doc(item=ENCLOSURE), False),
+    ("enclosure-length-not-integer", doc(item=ENCLOSURE), False),
+    ("enclosure-length-unknown", doc(item=ENCLOSURE.replace('"24986239"', '"0"')), False),
+    ("enclosure-url-not-absolute", doc(item=ENCLOSURE), False),
+    ("duplicate-enclosure", doc(item=ENCLOSURE * 2), True),
+    ("guid-permalink-not-url", doc(item_guid="<guid>http://dallas.example.com/1983/05/06/joebob.htm</guid>"), False),
+    ("guid-permalink-not-url", doc(item_guid='<guid isPermaLink="false">tag:dallas.example.com,4131:news</guid>'), False),
+    ("guid-permalink-not-url", doc(item_guid="<guid>tag:dallas.example.com,4131:news</guid>"), False),
+    ("guid-is-permalink-invalid", doc(item_guid='<guid isPermaLink="false">tag:dallas.example.com,4131:news</guid>'), False),
+    ("item-missing-guid", doc(item_guid=None), True),
+    ("source-missing-url", doc(item='<source url="http://la.example.com/rss.xml">Los Angeles Herald-Examiner</source>'), False),
+    ("source-url-not-absolute", doc(item='<source url="http://la.example.com/rss.xml">Los Angeles Herald-Examiner</source>'), False),
+    ("missing-atom-self-link", doc(self_link='<atom:link href="http://dallas.example.com/rss.xml" rel="self" type="application/rss+xml" />'), False),
+    ("atom-link-missing-href", doc(), False),
+    ("content-before-description", doc(item="<content:encoded>full</content:encoded>"), False),
+    ("author-and-dc-creator", doc(item="<dc:creator>Joe Bob Briggs</dc:creator>"), False),
+    ("author-and-dc-creator", doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author><dc:creator>Joe Bob Briggs</dc:creator>"), True),
+    ("contact-and-dc-creator", doc(channel="<managingEditor>jlehrer@dallas.example.com (Jim Lehrer)</managingEditor><dc:creator>Joe Bob Briggs</dc:creator>"), True),
+    ("slash-comments-without-last-build-date", doc(item="<slash:comments>13</slash:comments>"), True),
+    ("slash-comments-not-integer", doc(channel="<lastBuildDate>Sun, 14 Oct 2007 17:17:44 GMT</lastBuildDate>", item="<slash:comments>13</slash:comments>"), False),
+    ("undefined-element", doc(channel=IMAGE + TEXT_INPUT + CLOUD), False),
+    ("multiple-channels", doc(), False),
+    ("channel-missing", doc(), False),
+    ("description-relative-url", doc(item_description='<description>&lt;a href="http://www.imdb.com/title/tt0086525/"&gt;Valley Girl&lt;/a&gt;</description>'), False),
+    ("skip-day-duplicate", doc(channel="<skipDays><day>Saturday</day><day>Sunday</day></skipDays>"), False),
+    ("skip-hour-duplicate", doc(channel="<skipHours><hour>0</hour><hour>1</hour><hour>2</hour><hour>22</hour><hour>23</hour></skipHours>"), False),
+    ("cloud-attribute-invalid", doc(channel=CLOUD), False),
+    ("duplicate-image-element", doc(channel=IMAGE), False),
+    ("duplicate-text-input-element", doc(channel=TEXT_INPUT), False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("rule", "text", "fires"), PROFILE_EXAMPLES, ids=[f"{c[0]}-{i}" for i, c in enumerate(PROFILE_EXAMPLES)]
+)
+def test_profile_examples(rule: str, text: str, fires: bool) -> None:
+    assert (rule in rules_of(text)) is fires
+
+
+def test_every_w3c_rule_has_a_profile_example() -> None:
+    covered = {c[0] for c in PROFILE_EXAMPLES}
+    missing = {rid for rid, r in RULES.items() if r.w3c is not None} - covered
+    assert not missing
+
+
+def test_rules_table_is_well_formed() -> None:
+    assert len(RULES) >= 40
+    kebab = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+    for key, rule in RULES.items():
+        assert isinstance(rule, Rule)
+        assert rule.id == key
+        assert kebab.match(rule.id), rule.id
+        assert rule.severity in ("error", "warning"), rule.id
+        assert rule.title and "\n" not in rule.title
+        assert rule.w3c is None or re.fullmatch(r"[A-Z][A-Za-z0-9]+", rule.w3c), rule.w3c
+    assert len({r.id for r in RULES.values()}) == len(RULES)
+    brief = {
+        "InvalidRFC2822Date", "ProblematicalRFC822Date", "DuplicateElement", "DuplicateEnclosure", "MissingGuid",
+        "ContainsRelRef", "InvalidWidth", "InvalidHeight", "EmailFormat", "MissingRealName", "MisplacedItem",
+        "ImageTitleDoesntMatch", "ImageLinkDoesntMatch", "AvoidTextInput", "NeedDescriptionBeforeContent",
+        "SlashDate", "UseZeroForMidnight", "UseZeroForUnknown", "MissingAtomSelfLink", "CharacterData",
+    }  # fmt: skip
+    assert brief <= {r.w3c for r in RULES.values()}
+    with pytest.raises(FrozenInstanceError):
+        RULES["date-invalid"].severity = "warning"  # type: ignore[misc]
+
+
+def test_rule_sections_exist_in_profile() -> None:
+    if not PROFILE.is_file():
+        pytest.skip(f"profile text not found at {PROFILE}")
+    headings = set(re.findall(r"^(\d+(?:\.\d+)*)\.? ", PROFILE.read_text(encoding="utf-8"), re.M))
+    for rule in RULES.values():
+        assert rule.section in headings, (rule.id, rule.section)
+
+
+def test_findings_shape_counts_and_examples() -> None:
+    long_title = "A&amp;B " + "x" * 500
+    text = doc(
+        title=f"<title>{long_title}</title>",
+        item_guid=None,
+        item="<pubDate>2007-10-15</pubDate><pubDate>junk</pubDate>",
+    )
+    body = text.replace("<item>", "<item><title>second</title><description>d</description></item><item>", 1)
+    findings = run(body)
+    assert len({(f.rule, f.scope) for f in findings}) == len(findings)
+    by_rule = {(f.rule, f.scope): f for f in findings}
+    assert by_rule[("item-missing-guid", "item")].count == 2
+    dates = by_rule[("date-invalid", "item")]
+    assert (dates.count, dates.example, dates.severity) == (2, "2007-10-15", "error")
+    assert by_rule[("duplicate-item-element", "item")].example == "pubDate"
+    chardata = by_rule[("character-data-not-hex", "channel")]
+    assert chardata.example is not None and len(chardata.example) <= 200 and chardata.example.startswith("A&amp;B")
+    assert chardata.severity == "warning"
+    # findings come in RULES order
+    order = list(RULES)
+    assert [order.index(f.rule) for f in findings] == sorted(order.index(f.rule) for f in findings)
+
+
+def test_scopes_are_separate() -> None:
+    text = doc(channel="<pubDate>yesterday</pubDate>", item="<pubDate>today</pubDate>")
+    scopes = {f.scope for f in run(text) if f.rule == "date-invalid"}
+    assert scopes == {"channel", "item"}
+
+
+def test_future_dates_use_now_and_default_to_the_clock() -> None:
+    text = doc(item="<pubDate>Sat, 20 Oct 2007 12:00:00 GMT</pubDate>")
+    assert "item-date-in-future" in rules_of(text)
+    assert "item-date-in-future" not in rules_of(text, now=datetime(2008, 1, 1))  # naive means UTC
+    body = text.encode()
+    root = etree.fromstring(body)
+    assert "item-date-in-future" not in {f.rule for f in check_feed(root, format="rss", version="2.0", body=body)}
+    far = doc(item="<pubDate>Fri, 01 Jan 2100 00:00:00 GMT</pubDate>").encode()
+    assert "item-date-in-future" in {
+        f.rule for f in check_feed(etree.fromstring(far), format="rss", version="2.0", body=far)
+    }
+
+
+def test_character_data_needs_body_and_skips_utf16() -> None:
+    text = doc(title="<title>AT&amp;T</title>")
+    root = etree.fromstring(text.encode())
+    assert "character-data-not-hex" not in {f.rule for f in check_feed(root, format="rss", version="2.0")}
+    utf16 = text.replace('encoding="utf-8"', 'encoding="utf-16"').encode("utf-16")
+    root16 = etree.fromstring(utf16)
+    rules = {f.rule for f in check_feed(root16, format="rss", version="2.0", body=utf16, now=NOW)}
+    assert "character-data-not-hex" not in rules
+    assert "missing-atom-self-link" not in rules  # the rest of the checks still ran on the tree
+
+
+def test_non_rss_formats_get_no_findings() -> None:
+    atom = b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title></feed>'
+    rdf = (
+        b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">'
+        b"<channel><title>t</title></channel></rdf:RDF>"
+    )
+    assert check_feed(etree.fromstring(atom), format="atom", version="1.0", body=atom) == []
+    assert check_feed(etree.fromstring(rdf), format="rdf", version="1.0", body=rdf) == []
+    assert check_feed(etree.fromstring(doc().encode()), format="unknown", version=None) == []
+    assert check_feed(None, format="rss", version=None) == []
+
+
+def test_recovered_and_odd_documents_do_not_raise() -> None:
+    broken = (
+        b'<rss version="2.0"><channel><title>AT&T <b>bold</b></title><link>x</link>'
+        b"<item><pubDate>Mon, 99 Foo 20071 99:99:99 +9999</pubDate><enclosure length='&#45;1'/>"
+        b"<guid isPermaLink=''></guid><skipHours><hour/></skipHours></item>"
+        b"<item><title/></item></channel><channel/><!-- c --><?pi x?></rss>"
+    )
+    root = etree.fromstring(broken, etree.XMLParser(recover=True, resolve_entities=False, no_network=True))
+    findings = check_feed(root, format="rss", version=None, body=broken, now=NOW)
+    assert all(isinstance(f, Finding) and f.rule in RULES and f.count >= 1 for f in findings)
+    rules = {f.rule for f in findings}
+    assert {"multiple-channels", "text-element-has-children", "date-invalid", "enclosure-length-unknown"} <= rules
+    assert {"guid-is-permalink-invalid", "undefined-element", "item-missing-title-and-description"} <= rules
+    entity = (
+        b'<!DOCTYPE rss [<!ENTITY co "Dallas &#38;#38; Co">]><rss version="2.0"><channel><title>&co;</title>'
+        b"<link>http://d.example.com</link><description>&co;</description></channel></rss>"
+    )
+    root = etree.fromstring(entity, etree.XMLParser(resolve_entities=False, no_network=True))
+    rules = {f.rule for f in check_feed(root, format="rss", version="2.0", body=entity)}
+    assert "text-element-has-children" not in rules  # an unresolved entity reference is not a child element
+    assert "channel-missing-required" not in rules
+
+
+def _parse(body: bytes) -> etree._Element | None:
+    try:
+        return etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.XMLSyntaxError:
+        return etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True, recover=True))
+
+
+def _format(root: etree._Element | None) -> str:
+    if root is None or not isinstance(root.tag, str):
+        return "unknown"
+    local = etree.QName(root).localname.lower()
+    return {"rss": "rss", "rdf": "rdf", "feed": "atom"}.get(local, "unknown")
+
+
+def test_benchmark_corpus_never_raises() -> None:
+    if not BENCHMARK_FEEDS.is_dir():
+        pytest.skip(f"benchmark corpus not found at {BENCHMARK_FEEDS}")
+    files = sorted(p for p in BENCHMARK_FEEDS.iterdir() if p.is_file() and not p.name.endswith((".md", ".tsv")))
+    assert len(files) > 100
+    checked = 0
+    elapsed = 0.0
+    for path in files:
+        body = path.read_bytes()
+        root = _parse(body)
+        fmt = _format(root)
+        start = time.perf_counter()
+        findings = check_feed(root, format=fmt, version=None, body=body)
+        elapsed += time.perf_counter() - start
+        assert all(f.rule in RULES and f.count >= 1 for f in findings), path.name
+        assert all(f.example is None or len(f.example) <= 200 for f in findings), path.name
+        if fmt == "rss":
+            checked += 1
+            assert findings is not None
+        else:
+            assert findings == []
+    assert checked > 100
+    assert elapsed < 10  # generous: measured ~0.1 s for the whole corpus
