@@ -1,0 +1,1 @@
+"""feedcensus crawler: the Scrapy project, the CLI and the pure discovery / OPML code."""

@@ -1,0 +1,506 @@
+"""A small, fast HTTP/1.1 server on loopback that serves a "web" described by Python objects.
+
+It backs ``feedcensus demo``, the end-to-end tests and the benchmarks. Standard library only.
+
+* A :class:`Web` is a routing table: path (``/blog-a/feed.xml``, optionally with a query) or
+  ``host/path`` (for virtual hosts, matched against the request's Host header) to a :class:`Route`.
+  :meth:`Web.add_dir` serves a directory of files, with per-file overrides (status, headers,
+  redirects, hostile behaviours) from a ``_headers.json`` in that directory.
+* A :class:`WebServer` runs a ``ThreadingHTTPServer`` in a background thread on one loopback
+  address. Several sites can share one server under path prefixes (what the demo web does), or a
+  site can be its own host: start one server per loopback address (127.0.0.2, 127.0.0.3... work on
+  Linux without configuration) sharing the same :class:`Web`, with routes keyed ``127.0.0.2/path``.
+* Fixture files may contain ``{{BASE}}`` (e.g. ``http://127.0.0.1:54321``) and ``{{HOST}}``
+  (``127.0.0.1:54321``); the server replaces them in text-like bodies and in all header values
+  when serving, since the port is only known then. Rendered bodies are cached per route.
+
+Run ``python -m crawler.webserver`` to serve the bundled demo web until interrupted.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import gzip as gzip_module
+import json
+import socket
+import threading
+import urllib.parse
+from dataclasses import dataclass, field, fields, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from socketserver import TCPServer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = [
+    "CONTENT_TYPES",
+    "Route",
+    "Web",
+    "WebServer",
+    "demo_root",
+    "demo_seeds",
+    "demo_site_root",
+    "demo_web",
+    "serve_demo",
+]
+
+#: Content-Type by file extension for :meth:`Web.add_dir` (override per file in ``_headers.json``).
+CONTENT_TYPES: dict[str, str] = {
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".xhtml": "application/xhtml+xml",
+    ".xml": "application/xml",
+    ".rss": "application/rss+xml",
+    ".rdf": "application/rdf+xml",
+    ".atom": "application/atom+xml",
+    ".opml": "text/x-opml",
+    ".txt": "text/plain; charset=utf-8",
+    ".json": "application/json",
+    ".css": "text/css",
+    ".js": "text/javascript",
+    ".ico": "image/x-icon",
+    ".png": "image/png",
+    ".gif": "image/gif",
+    ".jpg": "image/jpeg",
+    ".svg": "image/svg+xml",
+}
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+#: Name of the per-directory override file read by :meth:`Web.add_dir` (never served).
+HEADERS_FILE = "_headers.json"
+#: Placeholders replaced at serve time.
+BASE_PLACEHOLDER = b"{{BASE}}"
+HOST_PLACEHOLDER = b"{{HOST}}"
+
+_NOT_FOUND_BODY = (
+    b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>\n"
+)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Route:
+    """What the server answers for one URL.
+
+    ``eq=False``: routes compare and hash by identity (the server caches rendered bodies per route).
+    """
+
+    body: bytes = b""
+    status: int = 200
+    #: Response headers, e.g. Content-Type, Location. Values may hold ``{{BASE}}`` / ``{{HOST}}``.
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Seconds to wait before answering.
+    delay: float = 0.0
+    #: Send the body one byte every ``drip`` seconds (headers go out at once).
+    drip: float = 0.0
+    #: Accept the request and never answer, until the server stops.
+    hang: bool = False
+    #: Send this Content-Length instead of the true one (a lie); the connection is closed after.
+    content_length: int | None = None
+    #: Close the connection after this many body bytes (Content-Length stays the true length).
+    close_after: int | None = None
+    #: Gzip the body and send ``Content-Encoding: gzip`` (whatever the request's Accept-Encoding).
+    gzip: bool = False
+
+
+_ROUTE_FIELDS = frozenset(f.name for f in fields(Route))
+
+
+def _is_text(content_type: str) -> bool:
+    ct = content_type.split(";", 1)[0].strip().lower()
+    return ct.startswith("text/") or ct.endswith(("xml", "json", "javascript")) or "+xml" in ct
+
+
+def _route_key(url_or_path: str) -> str:
+    """``/p`` -> ``/p``; ``http://h:1/p`` -> ``h/p``; ``h/p`` -> ``h/p`` (host lower-cased)."""
+    if "://" in url_or_path:
+        parts = urllib.parse.urlsplit(url_or_path)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return f"{(parts.hostname or '').lower()}{target}"
+    if url_or_path.startswith("/"):
+        return url_or_path
+    host, slash, rest = url_or_path.partition("/")
+    return f"{host.lower()}{slash or '/'}{rest}"
+
+
+class Web:
+    """A host-aware routing table: the "web" a :class:`WebServer` serves.
+
+    Keys are paths (``/a/b.xml``, ``/a/?format=atom``) or ``host/path`` for virtual hosts. A request
+    is matched, in order, on ``host + path?query``, ``host + path``, ``path?query``, ``path``
+    (then the same with the path percent-decoded).
+    """
+
+    def __init__(self) -> None:
+        self._routes: dict[str, Route] = {}
+
+    def add(self, url_or_path: str, route: Route) -> None:
+        """Serve ``route`` at a path, a ``host/path`` or a full URL (its host and path are used)."""
+        self._routes[_route_key(url_or_path)] = route
+
+    def get(self, url_or_path: str) -> Route | None:
+        """The route stored under exactly this key, if any."""
+        return self._routes.get(_route_key(url_or_path))
+
+    def keys(self) -> list[str]:
+        """Every route key, sorted."""
+        return sorted(self._routes)
+
+    def __len__(self) -> int:
+        return len(self._routes)
+
+    def resolve(self, host: str, target: str) -> Route | None:
+        """The route for a request with this Host (without port) and request target."""
+        host = host.lower()
+        path = target.split("?", 1)[0]
+        candidates = [target, path]
+        unquoted = urllib.parse.unquote(path)
+        if unquoted != path:
+            candidates.append(unquoted)
+        routes = self._routes
+        if host:
+            for c in candidates:
+                route = routes.get(host + c)
+                if route is not None:
+                    return route
+        for c in candidates:
+            route = routes.get(c)
+            if route is not None:
+                return route
+        return None
+
+    def add_dir(self, root: Path, prefix: str = "/") -> None:
+        """Serve every file under ``root`` at ``prefix`` + its relative path.
+
+        Files and folders whose name starts with ``_`` or ``.`` are not served. ``index.html`` is
+        also served at its folder's URL (``/site/``), and ``/site`` redirects there. A
+        ``_headers.json`` in ``root`` maps paths (relative to ``prefix``, starting with ``/``) to
+        overrides: ``status``, ``headers`` (merged over the file's), ``body`` (text), ``file`` (serve
+        another file's body), and any other :class:`Route` field (``delay``, ``gzip``...). Paths
+        with no file become routes of their own (redirects, 500 pages, ...). Keys starting with
+        ``_`` are comments.
+        """
+        root = Path(root)
+        base = "/" + prefix.strip("/")
+        base = "" if base == "/" else base
+        for file in sorted(root.rglob("*")):
+            rel = file.relative_to(root)
+            if not file.is_file() or any(part.startswith(("_", ".")) for part in rel.parts):
+                continue
+            url_path = f"{base}/{rel.as_posix()}"
+            ctype = CONTENT_TYPES.get(file.suffix.lower(), DEFAULT_CONTENT_TYPE)
+            route = Route(body=file.read_bytes(), headers={"Content-Type": ctype})
+            self.add(url_path, route)
+            if file.name in ("index.html", "index.htm"):
+                folder = url_path.rsplit("/", 1)[0]
+                self.add(folder + "/", route)
+                if folder and self.get(folder) is None:
+                    self.add(folder, Route(status=301, headers={"Location": "{{BASE}}" + folder + "/"}))
+        overrides_file = root / HEADERS_FILE
+        if overrides_file.is_file():
+            overrides: dict[str, Any] = json.loads(overrides_file.read_text(encoding="utf-8"))
+            for path, spec in overrides.items():
+                if path.startswith("_"):
+                    continue
+                self.add(base + path, self._override(base, path, spec))
+
+    def _override(self, base: str, path: str, spec: dict[str, Any]) -> Route:
+        unknown = set(spec) - _ROUTE_FIELDS - {"file"}
+        if unknown or not path.startswith("/"):
+            raise ValueError(f"{HEADERS_FILE}: bad entry {path!r}: unknown keys {sorted(unknown)}")
+        source = base + spec["file"] if "file" in spec else base + path
+        route = self.get(source) or Route(headers={"Content-Type": "text/html; charset=utf-8"})
+        changes: dict[str, Any] = {k: v for k, v in spec.items() if k not in ("file", "headers", "body")}
+        if "headers" in spec:
+            changes["headers"] = {**route.headers, **spec["headers"]}
+        if "body" in spec:
+            changes["body"] = spec["body"].encode("utf-8")
+        return replace(route, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rendered:
+    route: Route
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "feedcensus-testweb/1.0"
+    sys_version = ""
+    disable_nagle_algorithm = True
+    wbufsize = 64 * 1024  # headers and small bodies leave in one write
+    timeout = 60  # an idle keep-alive connection is dropped after this
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # no per-request logging
+        pass
+
+    def do_GET(self) -> None:
+        self._serve(head=False)
+
+    def do_HEAD(self) -> None:
+        self._serve(head=True)
+
+    def do_POST(self) -> None:
+        self.server.owner._hit(self.path)
+        self._discard_request_body()
+        self.send_response(405)
+        self.send_header("Allow", "GET, HEAD")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_PUT = do_DELETE = do_PATCH = do_POST
+
+    def _discard_request_body(self) -> None:
+        length = self.headers.get("Content-Length")
+        if length and length.strip().isdigit():
+            self.rfile.read(int(length))
+
+    def _serve(self, *, head: bool) -> None:
+        srv = self.server
+        self._discard_request_body()
+        target = self.path
+        host = (self.headers.get("Host") or "").strip()
+        host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        srv.owner._hit(target)
+        route = srv.web.resolve(host, target)
+        if route is None:
+            route = srv.not_found
+        stopping = srv.stopping
+        if route.hang:
+            stopping.wait()
+            self.close_connection = True
+            return
+        if route.delay > 0 and stopping.wait(route.delay):
+            self.close_connection = True
+            return
+        rendered = srv.owner._render(route)
+        body = rendered.body
+        self.send_response(route.status)
+        for name, value in rendered.headers:
+            self.send_header(name, value)
+        abrupt = route.content_length is not None or route.close_after is not None
+        length = route.content_length if route.content_length is not None else len(body)
+        self.send_header("Content-Length", str(length))
+        if abrupt:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if head:
+            return
+        if route.close_after is not None:
+            body = body[: route.close_after]
+        if route.drip > 0:
+            self.wfile.flush()
+            for i in range(len(body)):
+                if stopping.wait(route.drip):
+                    self.close_connection = True
+                    return
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+            return
+        self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], web: Web, owner: WebServer) -> None:
+        self.web = web
+        self.owner = owner
+        self.stopping = threading.Event()
+        self.not_found = Route(body=_NOT_FOUND_BODY, status=404, headers={"Content-Type": "text/html; charset=utf-8"})
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind calls socket.getfqdn(), a reverse DNS lookup that can stall.
+        TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (timeouts, resets) are normal here; stay quiet like the access log.
+        pass
+
+    def close_connections(self) -> None:
+        with self._open_lock:
+            open_now = list(self._open)
+        for sock in open_now:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+class WebServer:
+    """Serve a :class:`Web` on ``host:port`` (port 0: any free port) from a background thread.
+
+    Use as a context manager, or call :meth:`start` / :meth:`stop`. ``hits`` counts requests by
+    request target (path, plus ``?query`` when there is one), 404s included.
+    """
+
+    def __init__(self, web: Web, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.web = web
+        self.host = host
+        self.port = port
+        self.hits: collections.Counter[str] = collections.Counter()
+        self._hits_lock = threading.Lock()
+        self._cache: dict[int, _Rendered] = {}
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL without a trailing slash, e.g. ``http://127.0.0.1:54321``."""
+        if self._httpd is None:
+            raise RuntimeError("WebServer not started")
+        return f"http://{self.host}:{self.port}"
+
+    def url_for(self, path: str) -> str:
+        """Absolute URL of a path on this server."""
+        return self.url + (path if path.startswith("/") else "/" + path)
+
+    @property
+    def running(self) -> bool:
+        return self._httpd is not None
+
+    def start(self) -> WebServer:
+        """Bind and start serving; returns self. Starting a running server does nothing."""
+        if self._httpd is not None:
+            return self
+        httpd = _Server((self.host, self.port), self.web, self)
+        self.port = int(httpd.server_address[1])
+        self._cache.clear()
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=f"webserver-{self.port}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every connection, hanging and dripping ones included."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        httpd.stopping.set()
+        httpd.shutdown()
+        httpd.close_connections()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> WebServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def reset_hits(self) -> None:
+        with self._hits_lock:
+            self.hits.clear()
+
+    def _hit(self, target: str) -> None:
+        with self._hits_lock:
+            self.hits[target] += 1
+
+    def _render(self, route: Route) -> _Rendered:
+        cached = self._cache.get(id(route))
+        if cached is not None and cached.route is route:
+            return cached
+        base = self.url.encode("ascii")
+        host = f"{self.host}:{self.port}".encode("ascii")
+        headers: list[tuple[str, str]] = []
+        content_type = ""
+        for name, value in route.headers.items():
+            value = value.replace("{{BASE}}", base.decode()).replace("{{HOST}}", host.decode())
+            if name.lower() == "content-type":
+                content_type = value
+            if name.lower() in ("content-length", "content-encoding"):
+                continue
+            headers.append((name, value))
+        body = route.body
+        if body and _is_text(content_type):
+            body = body.replace(BASE_PLACEHOLDER, base).replace(HOST_PLACEHOLDER, host)
+        if route.gzip:
+            body = gzip_module.compress(body, mtime=0)
+            headers.append(("Content-Encoding", "gzip"))
+        rendered = _Rendered(route, tuple(headers), body)
+        self._cache[id(route)] = rendered
+        return rendered
+
+
+def demo_root() -> Path:
+    """The bundled demo web folder (``crawler/demo_web``): ``site/``, ``seeds.txt``, ``EXPECTED.json``."""
+    return Path(__file__).resolve().parent / "demo_web"
+
+
+def demo_site_root() -> Path:
+    """The folder whose files the demo server serves (``crawler/demo_web/site``)."""
+    return demo_root() / "site"
+
+
+def demo_web() -> Web:
+    """A fresh :class:`Web` holding the demo site (add routes to it freely)."""
+    web = Web()
+    web.add_dir(demo_site_root())
+    return web
+
+
+def demo_seeds(base_url: str) -> list[str]:
+    """The demo seed URLs (``demo_web/seeds.txt``) with ``{{BASE}}`` replaced by ``base_url``."""
+    text = (demo_root() / "seeds.txt").read_text(encoding="utf-8")
+    base = base_url.rstrip("/")
+    return [
+        line.strip().replace("{{BASE}}", base)
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def serve_demo(port: int = 0) -> WebServer:
+    """Start a server on 127.0.0.1 serving the bundled demo web; the caller stops it."""
+    return WebServer(demo_web(), port=port).start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(description="Serve the feedcensus demo web on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = serve_demo(args.port)
+    print(f"demo web at {server.url}/  (seeds: {demo_root() / 'seeds.txt'}); Ctrl-C stops", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
