@@ -1,0 +1,131 @@
+"""parse_date: each form, time zones, two-digit years, garbage."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines.dates import DATE_FORMS, parse_date
+
+OCT4 = datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # the three forms the profile found to work in all 18 aggregators
+        "Thu, 04 Oct 2007 23:59:45 +0000",
+        "Thu, 04 Oct 2007 23:59:45 -0000",
+        "Thu, 04 Oct 2007 23:59:45 GMT",
+        "Thu, 4 Oct 2007 23:59:45 GMT",  # the leading zero may be omitted
+        "  Thu, 04 Oct 2007 23:59:45 GMT\n",  # surrounding whitespace is not part of the value
+    ],
+)
+def test_universal_forms(raw: str) -> None:
+    assert parse_date(raw) == (OCT4, "rfc822-universal")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Thu, 04 Oct 2007 19:59:45 EDT", OCT4),
+        ("Thu, 04 Oct 2007 18:59:45 EST", OCT4),
+        ("Thu, 04 Oct 2007 16:59:45 PDT", OCT4),
+        ("Thu, 04 Oct 2007 18:59:45 CDT", OCT4),
+        ("Fri, 05 Oct 2007 01:59:45 +0200", OCT4),
+        ("Thu, 04 Oct 2007 17:29:45 -0630", OCT4),
+        ("Thu, 04 Oct 2007 23:59:45 UT", OCT4),  # valid RFC 822 universal time, but not one of the three forms
+        ("Thu, 04 Oct 2007 23:59:45 Z", OCT4),
+        ("Thu, 04 Oct 2007 23:59:45 A", OCT4),  # military zones are read as UTC (RFC 2822 4.3)
+        ("thu, 04 oct 2007 23:59:45 gmt", OCT4),  # RFC 822 is case-insensitive; the profile form is not
+        ("04 Oct 2007 23:59:45 GMT", OCT4),  # the weekday is optional
+        ("Thu, 04 Oct 2007 23:59 GMT", OCT4.replace(second=0)),  # so are the seconds
+        ("Thu,  04 Oct 2007  23:59:45 GMT", OCT4),  # extra spaces: valid, not the universal form
+    ],
+)
+def test_other_zone_forms(raw: str, expected: datetime) -> None:
+    assert parse_date(raw) == (expected, "rfc822-other-zone")
+
+
+@pytest.mark.parametrize(
+    ("raw", "year"),
+    [("Thu, 04 Oct 07 23:59:45 GMT", 2007), ("Mon, 04 Oct 99 23:59:45 GMT", 1999), ("04 Oct 49 23:59:45 +0000", 2049)],
+)
+def test_two_digit_years(raw: str, year: int) -> None:
+    dt, form = parse_date(raw)
+    assert form == "rfc822-2digit-year"
+    assert dt is not None and dt.year == year and dt.tzinfo is UTC
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2007-10-04T23:59:45Z", OCT4),
+        ("2007-10-04T23:59:45+00:00", OCT4),
+        ("2007-10-05T01:59:45+02:00", OCT4),
+        ("2007-10-04T18:59:45-0500", OCT4),
+        ("2007-10-04T23:59:45.250Z", OCT4.replace(microsecond=250000)),
+        ("2007-10-04T23:59:45", OCT4),  # no zone: taken as UTC
+        ("2007-10-04 23:59:45Z", OCT4),  # a space instead of T
+        ("2007-10-04T23:59Z", OCT4.replace(second=0)),  # W3CDTF without seconds
+        ("2007-10-04", datetime(2007, 10, 4, tzinfo=UTC)),
+        ("2007-10", datetime(2007, 10, 1, tzinfo=UTC)),
+        ("2007", datetime(2007, 1, 1, tzinfo=UTC)),
+    ],
+)
+def test_iso8601(raw: str, expected: datetime) -> None:
+    assert parse_date(raw) == (expected, "iso8601")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Thursday, 04 October 2007 23:59:45 GMT", OCT4),  # full names: tolerant tier
+        ("Thu, 04 Oct 2007 23:59:45 UTC", OCT4),  # UTC is not an RFC 822 zone
+        ("Thu, 04 Oct 2007 23:59:45", OCT4),  # no zone at all
+        ("Fri, 05 Oct 2007 01:59:45 +02:00", OCT4),
+        ("Fri, 05 Oct 2007 01:59:45 CEST", OCT4),  # unknown to the stdlib tiers: dateparser
+        ("2007/10/04 23:59:45", OCT4),  # dateparser
+    ],
+)
+def test_other_parsed(raw: str, expected: datetime) -> None:
+    assert parse_date(raw) == (expected, "other-parsed")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "yesterday",  # relative dates are refused: results must not depend on the crawl day
+        "not a date",
+        "Thu, 31 Feb 2007 23:59:45 GMT",  # no such day
+        "Thu, 04 Oct 2007 25:61:45 GMT",
+        "2007-13-45T99:99:99Z",
+        "x" * 500,
+        "\x00\ufffd",
+    ],
+)
+def test_unparsed(raw: str) -> None:
+    assert parse_date(raw) == (None, "unparsed")
+
+
+@pytest.mark.parametrize("raw", [None, "", "   \n\t"])
+def test_blank(raw: str | None) -> None:
+    assert parse_date(raw) == (None, None)
+
+
+def test_result_is_always_utc_aware() -> None:
+    for raw in ("Thu, 04 Oct 2007 23:59:45 PST", "2007-10-04T23:59:45+05:30", "Thu, 04 Oct 2007 23:59:45"):
+        dt, _ = parse_date(raw)
+        assert dt is not None and dt.utcoffset() is not None and dt.tzinfo is UTC
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_never_raises_and_form_is_known(raw: str) -> None:
+    dt, form = parse_date(raw)
+    assert form is None or form in DATE_FORMS
+    assert (dt is None) or (dt.tzinfo is UTC)
+    assert (form is None) == (raw.strip() == "")
