@@ -1,0 +1,100 @@
+"""Scrapy settings for feedcensus.
+
+Every override of a Scrapy default says the default and why. feedcensus's
+own settings (``FEEDCENSUS_*``) are all here too, with their defaults; they
+are documented in README.md and docs/limits.md.
+"""
+
+BOT_NAME = "feedcensus"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+
+# --- Identity and politeness ------------------------------------------------
+# Contact URL sent in the User-Agent so site owners can reach whoever runs the crawl.
+FEEDCENSUS_CONTACT_URL = "https://github.com/feedcensus/feedcensus"
+# Scrapy default: "Scrapy/VERSION (+https://scrapy.org)". A census crawler identifies itself.
+USER_AGENT = f"feedcensus/0.1 (+{FEEDCENSUS_CONTACT_URL})"
+# Scrapy default: False. A crawler that visits strangers' sites obeys robots.txt.
+ROBOTSTXT_OBEY = True
+# Scrapy default: 16. Many small documents from many hosts; per-domain limits keep it polite.
+CONCURRENT_REQUESTS = 32
+# Scrapy default: 8. Two at a time per site is what a site owner accepts from a survey.
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+# Scrapy default: False. Adapts the delay to each server's latency.
+AUTOTHROTTLE_ENABLED = True
+# Scrapy default: 5.0. The first request to a site waits 1 s, not 5, before AutoThrottle learns.
+AUTOTHROTTLE_START_DELAY = 1.0
+# Scrapy default: 1.0. Allow two requests in flight per site, matching the per-domain limit.
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+
+# --- Limits -------------------------------------------------------------------
+# Scrapy default: 1 GiB. Feeds and pages are small; 32 MiB stops bombs early (recorded as too_large).
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+# Scrapy default: 32 MiB. Warn at 8 MiB, a very large feed.
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+# Scrapy default: 180 s. A feed that takes over 30 s is recorded as a timeout.
+DOWNLOAD_TIMEOUT = 30
+# Scrapy default: 60 s. Same reasoning as DOWNLOAD_TIMEOUT.
+DNS_TIMEOUT = 15
+# Scrapy default: 20. Long redirect chains are a trap; 10 hops is plenty for real sites.
+REDIRECT_MAX_TIMES = 10
+# Scrapy default: 2. Kept explicit: one try plus two retries, with Retry-After honoured below.
+RETRY_TIMES = 2
+
+# --- Components --------------------------------------------------------------------
+SPIDER_MIDDLEWARES = {
+    # Runs on HTML responses after the spider: finds feed links and requests them.
+    "crawler.middlewares.AutodiscoveryMiddleware": 950,
+}
+DOWNLOADER_MIDDLEWARES = {
+    # Refuses private/loopback targets found in content, and non-http(s) schemes.
+    "crawler.middlewares.NetworkSafetyMiddleware": 50,
+}
+ITEM_PIPELINES = {
+    # Feed documents -> parse, tally, checks -> table rows; reflexive discovery.
+    "pipelines.feed.FeedPipeline": 300,
+    # Holds a feed's row until the page its channel links to says whether it advertises the feed.
+    "pipelines.reflexive.ReflexivePipeline": 500,
+    # Every row to Parquet, in batches, under temporary names renamed into place.
+    "pipelines.writer.ParquetPipeline": 900,
+}
+EXTENSIONS = {
+    # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
+    "scrapy.extensions.telnet.TelnetConsole": None,
+    # Progress lines / live progress and the end-of-crawl summary.
+    "crawler.progress.Progress": 500,
+}
+
+# --- Engine ---------------------------------------------------------------------------
+# Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable.
+LOG_LEVEL = "INFO"
+# Scrapy default: 0 (depth-first-ish LIFO). Breadth-first keeps the frontier small and fair across sites.
+DEPTH_PRIORITY = 1
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# Scrapy default: "utf-8"... kept; explicit for the CSV/JSON exports nobody uses here.
+FEED_EXPORT_ENCODING = "utf-8"
+
+# --- feedcensus --------------------------------------------------------------------
+# Where the datasets go (a local path or a URI pyarrow understands, e.g. s3://bucket/prefix).
+FEEDCENSUS_OUT = "out"
+# Partition value for this run; empty means the UTC start time (e.g. 20261122T001500Z).
+FEEDCENSUS_JOB_ID = ""
+# Rows buffered per table before a Parquet file is written.
+FEEDCENSUS_BATCH_ROWS = 20000
+# A buffered table is written at least this often (seconds), so a killed crawl loses little.
+FEEDCENSUS_FLUSH_SECONDS = 30.0
+# Fetch the page a feed's channel <link> names, and record whether it advertises the feed.
+FEEDCENSUS_REFLEXIVE = True
+# Fetch the htmlUrl pages of OPML outlines that also have an xmlUrl.
+FEEDCENSUS_OPML_PAGES = True
+# Follow autodiscovery links found in <body> (the specs put them in <head>).
+FEEDCENSUS_FOLLOW_BODY_LINKS = False
+# When a page advertises no feed, try feed-looking <a> links and common feed paths.
+FEEDCENSUS_GUESS = False
+# How deep OPML include outlines are followed.
+FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH = 5
+# Refuse URLs found in content that resolve to private, loopback or link-local addresses.
+FEEDCENSUS_ALLOW_PRIVATE_NETWORKS = False
+# Seconds between progress log lines when not on a terminal.
+FEEDCENSUS_PROGRESS_INTERVAL = 30.0

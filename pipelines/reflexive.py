@@ -1,0 +1,155 @@
+"""Reflexive autodiscovery (USM): does the page a feed names advertise that feed?
+
+For a feed reached without a page (an OPML ``xmlUrl``, a ``--url``), the
+census fetches the page in the channel's ``<link>`` and looks for the feed
+among that page's autodiscovery links. The feed's ``feeds`` row is held until
+the answer is known; a page already fetched is never fetched again.
+
+``ReflexiveTracker`` is the pure bookkeeping; ``ReflexivePipeline`` is the
+thin Scrapy component that schedules page requests and writes the held rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from w3lib.url import canonicalize_url
+
+from crawler.items import FetchRecord, PageLinks
+from pipelines.rows import Row, TableRows
+from pipelines.writer import dataset_for
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+ADVERTISES = "advertises"
+DOES_NOT_ADVERTISE = "does_not_advertise"
+PAGE_UNREACHABLE = "page_unreachable"
+NO_LINK = "no_link"
+
+
+def url_key(url: str) -> str:
+    """Compare URLs the way a person would: canonical form, scheme ignored."""
+    try:
+        canon = canonicalize_url(url.strip(), keep_fragments=False)
+    except ValueError:
+        canon = url.strip()
+    return canon.split("://", 1)[-1].rstrip("/")
+
+
+class ReflexiveTracker:
+    """Pages seen (with the feeds they advertise) and feed rows waiting for a page."""
+
+    def __init__(self) -> None:
+        #: page key -> keys of the feeds it advertises; None when the page could not be read.
+        self.pages: dict[str, frozenset[str] | None] = {}
+        #: page key -> [(held feeds row, keys the feed is known by)]
+        self.waiting: dict[str, list[tuple[Row, frozenset[str]]]] = {}
+
+    def page_seen(self, urls: Iterable[str], advertised: Iterable[str] | None) -> list[Row]:
+        """Record a page (under all its URLs) and release the rows waiting for it."""
+        hrefs = None if advertised is None else frozenset(url_key(h) for h in advertised)
+        released: list[Row] = []
+        for url in urls:
+            key = url_key(url)
+            self.pages.setdefault(key, hrefs)
+            for row, aliases in self.waiting.pop(key, ()):
+                row["reflexive"] = self._verdict(hrefs, aliases)
+                released.append(row)
+        return released
+
+    def wait(self, row: Row, page_url: str, aliases: Iterable[str]) -> str:
+        """Hold ``row`` for ``page_url``. Returns 'done' (row completed now), 'fetch' or 'pending'."""
+        if not page_url:
+            row["reflexive"] = NO_LINK
+            return "done"
+        key = url_key(page_url)
+        keys = frozenset(url_key(a) for a in aliases)
+        if key in self.pages:
+            row["reflexive"] = self._verdict(self.pages[key], keys)
+            return "done"
+        first = key not in self.waiting
+        self.waiting.setdefault(key, []).append((row, keys))
+        return "fetch" if first else "pending"
+
+    def drain(self) -> list[Row]:
+        """Release every row still waiting (their page never answered)."""
+        rows = []
+        for entries in self.waiting.values():
+            for row, _ in entries:
+                row["reflexive"] = PAGE_UNREACHABLE
+                rows.append(row)
+        self.waiting.clear()
+        return rows
+
+    @staticmethod
+    def _verdict(advertised: frozenset[str] | None, feed_keys: frozenset[str]) -> str:
+        if advertised is None:
+            return PAGE_UNREACHABLE
+        return ADVERTISES if advertised & feed_keys else DOES_NOT_ADVERTISE
+
+
+#: fetch_log outcomes after which a page cannot tell us anything.
+_FAILED = frozenset({"http_error", "network_error", "timeout", "too_large", "refused", "robots_denied",
+                     "invalid_url", "unsupported_scheme", "redirect_loop"})
+
+
+class ReflexivePipeline:
+    """Holds feeds rows until their channel page has been looked at."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        from scrapy.exceptions import NotConfigured
+
+        if not crawler.settings.getbool("FEEDCENSUS_REFLEXIVE"):
+            raise NotConfigured
+        self.crawler = crawler
+        self.tracker = ReflexiveTracker()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ReflexivePipeline:
+        return cls(crawler)
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, TableRows):
+            # A URL fetched as a document (feed or not) is no page that could advertise anything.
+            for rec in item.rows.get("fetch_log", ()):
+                self._release(self.tracker.page_seen({rec["url"], rec["final_url"] or rec["url"]}, []))
+            if item.reflexive_page is not None:
+                self._hold(item)
+        elif isinstance(item, PageLinks):
+            advertised = [link.href for link in item.links if link.href]
+            self._release(self.tracker.page_seen({item.page_url, item.requested_url}, advertised))
+        elif isinstance(item, FetchRecord) and not item.html and item.outcome != "duplicate":
+            # A page that failed, or turned out not to be HTML, advertises nothing we can read.
+            advertised = None if item.outcome in _FAILED else []
+            self._release(self.tracker.page_seen({item.url, item.final_url or item.url}, advertised))
+        return item
+
+    def close_spider(self) -> None:
+        self._release(self.tracker.drain())
+
+    def _hold(self, item: TableRows) -> None:
+        (row,) = item.rows.pop("feeds")
+        page = item.reflexive_page or ""
+        state = self.tracker.wait(row, page, item.feed_aliases)
+        if state == "done":
+            item.rows["feeds"] = [row]
+        elif state == "fetch":
+            self._request_page(page, row["url"])
+
+    def _request_page(self, page: str, feed_url: str) -> None:
+        from scrapy import Request
+
+        spider = self.crawler.spider
+        meta = {"fc": {"via": "reflexive", "source": feed_url, "depth": 1, "kind": "page"}}
+        request = Request(page, meta=meta, errback=getattr(spider, "on_error", None), priority=-1)
+        assert self.crawler.engine is not None
+        self.crawler.engine.crawl(request)
+
+    def _release(self, rows: list[Row]) -> None:
+        if rows:
+            dataset_for(self.crawler).write("feeds", rows)

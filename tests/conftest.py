@@ -1,0 +1,53 @@
+"""Shared fixtures: the shared corpus, the demo web server, running the CLI for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def demo_server() -> Iterator[object]:
+    from crawler.webserver import serve_demo
+
+    server = serve_demo()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def run_cli(*args: str, timeout: float = 300, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``feedcensus ARGS`` in a fresh interpreter, as a user would."""
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd or REPO,
+        env=full_env,
+        check=False,
+    )
+
+
+def read_table(out: Path | str, table: str) -> pa.Table:
+    """A table of a dataset read back with pyarrow, hive partitions included."""
+    return ds.dataset(Path(out) / table, format="parquet", partitioning="hive").to_table()

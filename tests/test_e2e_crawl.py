@@ -1,0 +1,168 @@
+"""End to end: the real spider crawls the demo web on 127.0.0.1; the Parquet is read back.
+
+The ground truth is crawler/demo_web/EXPECTED.json (written from the fixture
+files, not from our parser). One crawl per module; each test checks a table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import duckdb
+import pytest
+
+from crawler.webserver import demo_root, demo_seeds
+from tests.conftest import read_table, run_cli
+
+EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
+
+
+def path_of(url: str | None) -> str | None:
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("e2e")
+    seeds = work / "seeds.txt"
+    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    out = work / "out"
+    demo_server.reset_hits()
+    proc = run_cli(
+        "crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", "e2e",
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    tables = {t: read_table(out, t).to_pylist() for t in ("feeds", "items", "element_usage", "links", "fetch_log", "conformance")}
+    return {"out": out, "tables": tables, "stderr": proc.stderr, "hits": dict(demo_server.hits), "seeds": seeds}
+
+
+def test_every_expected_feed_is_fetched_once_and_parsed(crawl: dict[str, Any]) -> None:
+    feeds = crawl["tables"]["feeds"]
+    by_final = {path_of(f["final_url"]): f for f in feeds}
+    assert sorted(by_final) == sorted(EXPECTED["expected_feeds"])
+    assert len(feeds) == len(by_final), "a feed document was written twice"
+    for path, exp in EXPECTED["feeds"].items():
+        row = by_final[path]
+        assert (row["format"], row["version"], row["well_formed"], row["item_count"]) == (
+            exp["format"], exp["version"], exp["well_formed"], exp["item_count"]), path
+        assert row["job_id"] == "e2e"
+        assert row["title"] == exp["title"], path
+
+
+def test_element_usage_matches_the_fixture_tally(crawl: dict[str, Any]) -> None:
+    feeds = {f["url"]: path_of(f["final_url"]) for f in crawl["tables"]["feeds"]}
+    channel: dict[str, dict[str, int]] = {}
+    items_with: dict[str, dict[str, int]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for u in crawl["tables"]["element_usage"]:
+        path = feeds[u["feed_url"]]
+        if "@" in u["element"]:
+            continue
+        if u["scope"] == "channel":
+            channel.setdefault(path, {})[u["element"]] = u["count"]
+        elif u["scope"] == "item":
+            items_with.setdefault(path, {})[u["element"]] = u["items_with"]
+            counts.setdefault(path, {})[u["element"]] = u["count"]
+    for path, exp in EXPECTED["feeds"].items():
+        got_channel = {k: v for k, v in channel.get(path, {}).items() if k not in ("item", "atom:entry", "atom03:entry")}
+        assert got_channel == exp["channel_elements"], path
+        assert items_with.get(path, {}) == exp["item_elements"], path
+        assert counts.get(path, {}) == exp["item_element_counts"], path
+
+
+def test_items_rows_have_parsed_dates(crawl: dict[str, Any]) -> None:
+    items = crawl["tables"]["items"]
+    per_feed = Counter(path_of(i["feed_url"]) for i in items)
+    assert sum(per_feed.values()) == sum(f["item_count"] for f in EXPECTED["feeds"].values())
+    dated = [i for i in items if i["pub_date_raw"]]
+    assert dated and all(i["date_form"] for i in dated)
+    assert any(i["pub_date"] is not None and i["pub_date"].tzinfo is not None for i in dated)
+    assert any(i["date_form"] == "unparsed" or i["pub_date"] is None for i in dated) or len({i["date_form"] for i in dated}) > 1
+
+
+def test_links_follow_the_pages_in_order(crawl: dict[str, Any]) -> None:
+    links: dict[str, list[dict[str, Any]]] = {}
+    for row in sorted(crawl["tables"]["links"], key=lambda r: (r["page_url"], r["position"])):
+        links.setdefault(path_of(row["page_url"]), []).append(row)
+    for page, exp in EXPECTED["pages"].items():
+        got = links.get(page, [])
+        assert [(path_of(r["href"]), r["rel"], r["type"], r["in_head"]) for r in got] == [
+            (e["href"], e["rel"], e["type"], e["in_head"]) for e in exp["links"]
+        ], page
+        assert [r["position"] for r in got] == list(range(len(got)))
+        for r in got:
+            assert r["followed"] == r["in_head"], (page, r["href"])
+
+
+def test_fetch_log_accounts_for_every_url(crawl: dict[str, Any]) -> None:
+    log = crawl["tables"]["fetch_log"]
+    final = Counter(r["url"] for r in log if r["outcome"] != "duplicate")
+    assert all(n == 1 for n in final.values()), [u for u, n in final.items() if n > 1]
+    by_path = {path_of(r["url"]): r for r in log if r["outcome"] != "duplicate"}
+    for seed in EXPECTED["seeds"]:
+        assert seed in by_path, seed
+    for path, exp in EXPECTED["dead_ends"].items():
+        if path == "/loop/b":
+            continue  # requested only as the redirect target of /loop/a: its row is /loop/a's
+        row = by_path.get(path)
+        if exp["outcome"] == "redirect":
+            dup = [r for r in log if path_of(r["url"]) == path]
+            assert dup, path
+            continue
+        assert row is not None, path
+        expected = {"error": "redirect_loop"}.get(exp["outcome"], exp["outcome"])
+        assert row["outcome"] == expected, (path, row)
+        if exp["outcome"] == "http_error":
+            assert row["status"] == exp["status"]
+    assert crawl["hits"].get("/private/feed.xml", 0) == 0
+    for path, exp in EXPECTED["opml"].items():
+        assert by_path[path]["outcome"] == "opml"
+        if not exp["well_formed"]:
+            assert "recovered" in (by_path[path]["error"] or "")
+
+
+def test_reflexive_and_usm_columns(crawl: dict[str, Any]) -> None:
+    feeds = crawl["tables"]["feeds"]
+    for f in feeds:
+        if f["discovered_via"] in ("opml", "url"):
+            assert f["reflexive"] in ("advertises", "does_not_advertise", "page_unreachable", "no_link"), f["url"]
+        else:
+            assert f["reflexive"] is None
+        exp = EXPECTED["feeds"][path_of(f["final_url"])]
+        ctype = exp["content_type"].split(";")[0].strip()
+        assert f["content_type_ok"] == (ctype in ("application/rss+xml", "application/atom+xml", "application/rdf+xml"))
+    episodes = next(f for f in feeds if path_of(f["final_url"]) == "/podcast-d/episodes.rss")
+    assert episodes["reflexive"] == "advertises"
+
+
+def test_duckdb_reads_every_table(crawl: dict[str, Any]) -> None:
+    out: Path = crawl["out"]
+    con = duckdb.connect()
+    for table, rows in crawl["tables"].items():
+        n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/{table}/**/*.parquet', hive_partitioning=1) WHERE job_id = 'e2e'").fetchone()
+        assert n is not None and n[0] == len(rows), table
+    ts = con.execute(f"SELECT typeof(fetched_at) FROM read_parquet('{out}/feeds/**/*.parquet') LIMIT 1").fetchone()
+    assert ts is not None and ts[0] == "TIMESTAMP WITH TIME ZONE"
+
+
+def test_no_hidden_temporary_files_left(crawl: dict[str, Any]) -> None:
+    leftovers = [p for p in Path(crawl["out"]).rglob(".*") if p.is_file()]
+    assert leftovers == []
+
+
+def test_survey_prints_the_tables(crawl: dict[str, Any]) -> None:
+    proc = run_cli("survey", str(crawl["out"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "| dc:creator |" in proc.stdout
+    assert "RSS channel elements" in proc.stdout
+    rss = sum(1 for f in EXPECTED["feeds"].values() if f["format"] == "rss")
+    assert f"RSS channel elements ({rss} feeds)" in proc.stdout
