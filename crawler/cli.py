@@ -1,7 +1,8 @@
 """The ``feedcensus`` command line.
 
     feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR
-    feedcensus survey DIR [--job ID]
+    feedcensus survey DIR [--job ID] [--format rss|atom|rdf] [--out REPORT_DIR]
+    feedcensus compact DIR [--job ID]
     feedcensus lint [--json] FILE_OR_URL...
     feedcensus discover [--json] [--base-url URL] URL_OR_FILE...
     feedcensus rules [--json]
@@ -150,14 +151,26 @@ def print_summary(stats: dict[str, Any], settings: Any) -> None:
 
 
 def cmd_survey(args: argparse.Namespace) -> int:
-    from crawler.survey import SurveyError, compute, to_markdown
+    from crawler.survey import SurveyError, run
     from schemas.tables import SchemaVersionError
 
     try:
-        survey = compute(args.dir, args.job, fmt=args.format)
+        markdown = run(args.dir, job=args.job, fmt=args.format, report_dir=args.out)
     except (SurveyError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
-    print(to_markdown(survey))
+    print(markdown)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from pipelines.compact import CompactError, compact_dataset
+    from schemas.tables import SchemaVersionError
+
+    try:
+        result = compact_dataset(args.dir, job=args.job)
+    except (CompactError, SchemaVersionError, OSError) as exc:
+        raise fail(str(exc)) from None
+    print(result)
     return 0
 
 
@@ -263,9 +276,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         settings = crawl_settings(ns)
         stats = run_crawl(settings, seeds=[str(seeds_file)])
         print_summary(stats, settings)
-    from crawler.survey import compute, to_markdown
+    from crawler.survey import run
 
-    print(to_markdown(compute(out, args.job_id)))
+    print(run(out, job=args.job_id))
     return 0
 
 
@@ -292,8 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("survey", help="print the element-usage survey of a dataset")
     s.add_argument("dir")
     s.add_argument("--job", help="job id (default: the latest run)")
-    s.add_argument("--format", default="rss", choices=["rss", "atom", "rdf"])
+    s.add_argument("--format", default="rss", choices=["rss", "atom", "rdf"], help="which feeds the element tables count")
+    s.add_argument("--out", metavar="REPORT_DIR", help="also write the report as Markdown, CSV and HTML there")
     s.set_defaults(func=cmd_survey)
+
+    k = sub.add_parser("compact", help="merge the small Parquet files of finished runs into larger ones, atomically")
+    k.add_argument("dir")
+    k.add_argument("--job", help="compact only this run (default: every run)")
+    k.set_defaults(func=cmd_compact)
 
     lint = sub.add_parser("lint", help="parse documents without crawling and print format, tally and findings")
     lint.add_argument("--json", action="store_true", help="one JSON object per document per line")

@@ -159,3 +159,14 @@ def to_markdown(s: Survey) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def run(out: str, *, job: str | None = None, fmt: str = "rss", report_dir: str | None = None) -> str:
+    """The survey as Markdown (and, with ``report_dir``, written there as files)."""
+    markdown = to_markdown(compute(out, job, fmt=fmt))
+    if report_dir:
+        from pathlib import Path
+
+        Path(report_dir).mkdir(parents=True, exist_ok=True)
+        (Path(report_dir) / "survey.md").write_text(markdown, encoding="utf-8")
+    return markdown
