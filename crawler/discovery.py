@@ -456,8 +456,10 @@ _BODY_SKIP = re.compile(
     rf"|</[a-zA-Z][^{_WS}/>]*+{_TAG_BODY}>"
     r"|</[^a-zA-Z>][^>]*+>"
     rf"|<(?!(?i:{_ALT_NAMES})[{_WS}/>])[a-zA-Z][^{_WS}/>]*+{_TAG_BODY}>"
-    rf"|<((?i:{'|'.join(_RAW_TEXT)}))(?=[{_WS}/>]){_TAG_BODY}>.*?(?=</(?i:\1)[{_WS}/>])"
-    r"|<(?![a-zA-Z!/?])"
+    # One alternative per raw-text element, not a backreference: CPython 3.11's possessive
+    # repeats mis-track capturing groups ("The span of capturing group is wrong").
+    + "".join(rf"|<(?i:{name})(?=[{_WS}/>]){_TAG_BODY}>.*?(?=</(?i:{name})[{_WS}/>])" for name in _RAW_TEXT)
+    + r"|<(?![a-zA-Z!/?])"
     r")*+",
     re.DOTALL | re.ASCII,  # ASCII case-insensitivity only, like the tokenizer's tag names
 )

@@ -850,3 +850,10 @@ def test_feedparser_corpus_documents_never_raise() -> None:
     for path in files:
         for link in discover(path.read_bytes(), "http://example.com/feed"):
             assert set(link.reasons) <= RULES.keys()
+
+
+def test_raw_text_end_tag_with_space_does_not_trip_the_regex_engine() -> None:
+    # Found by hypothesis: CPython 3.11 raised SystemError on a backreference inside a possessive repeat.
+    assert discover(b"<body><style></style ><", "http://example.com/") == []
+    page = b'<head><style>x</style ></head><link rel=alternate type=application/rss+xml href=/f>'
+    assert [link.href for link in discover(page, "http://example.com/", follow_body=True)] == ["http://example.com/f"]
