@@ -43,25 +43,42 @@ Encodings
     UTF-16 byte order mark...).
 
 Element names
-    :func:`schemas.namespaces.element_name`, with one addition: in an Atom
-    document the feed's own namespace (Atom 1.0, or Atom 0.3) is written
-    bare, as RSS 1.0 elements are, so ``title``, ``entry``, ``link``; Atom
-    elements inside RSS keep their prefix (``atom:link``). Attributes are
-    named the same way and written ``element@attribute``. The ``rel`` of a
-    link element (local name ``link``, any namespace) is written with its
-    value, one entry per distinct value, as written but stripped:
-    ``atom:link@rel=self``, ``link@rel=alternate``; a link without ``rel``
-    records no rel entry at all (its ``href`` is still tallied), so nothing
-    is guessed. Namespace declarations are not attributes and not tallied.
+    :func:`schemas.namespaces.element_name`, in every format: an Atom feed's
+    own elements carry the fixed prefix like every namespaced element, so
+    ``atom:title``, ``atom:entry``, ``atom:link@rel=alternate``, scopes
+    ``atom:author`` and ``item/atom:author`` (``atom03:`` for Atom 0.3, and
+    its draft-08 alias), the same names as Atom elements inside RSS; an
+    element in no namespace inside an Atom feed stays bare (``title``), so
+    the two never merge. Written bare are only what has no fixed prefix:
+    RSS elements (no namespace, or RSS 1.0 / 0.90's, or a namespaced
+    ``<rss>``'s own), and the elements of an Atom feed without a namespace
+    or in a pre-Atom draft namespace. Attributes are named the same way and
+    written ``element@attribute``. The ``rel`` of a link element (local name
+    ``link``, any namespace) is written with its value, one entry per
+    distinct value, as written but stripped: ``atom:link@rel=self``,
+    ``atom:link@rel=alternate``; a link without ``rel`` records no rel entry
+    at all (its ``href`` is still tallied), so nothing is guessed. Namespace
+    declarations are not attributes and not tallied.
 
 Scopes of the tally
     ``channel``: the direct children of the RSS ``channel``, the RSS 1.0 /
-    0.90 ``channel`` or the Atom ``feed``. For RSS and RDF the root's other
-    children are reported at channel scope as well: in RDF that is where
-    ``item``, ``image`` and ``textinput`` live, so an RSS 1.0 feed shows
-    ``item`` at channel scope as an RSS 2.0 feed does (and ``image`` usually
-    twice: the ``rdf:resource`` reference in the channel and the description
-    beside it); in RSS it catches items written outside the channel.
+    0.90 ``channel`` or the Atom ``feed`` (with their attributes; the
+    channel's or feed's own attributes are not tallied).
+    In RDF, ``image``, ``textinput`` and ``item`` are written beside the
+    channel, under ``rdf:RDF``. Such a sibling is added at channel scope,
+    with its count and attributes, only when the channel has no child of the
+    same name (RSS 0.90, where the channel does not reference them), so that
+    presence is recorded once: RSS 1.0's ``<image rdf:resource>`` in the
+    channel and the ``<image rdf:about>`` beside it count ``image: 1``. The
+    root-level ``item`` elements are the items and never channel elements
+    (so an RSS 1.0 feed has no ``item`` at channel scope; an item written
+    inside the channel is one, and counted as the channel's child). The
+    children of siblings are tallied in their own scope (``image``,
+    ``textinput``) whether or not the sibling itself is counted.
+    In RSS (``<rss>``), elements written beside the channel are misplaced
+    channel elements: they are counted at channel scope as written, items
+    included (those are parsed as items too, so the channel-scope ``item``
+    count stays the number of items).
     ``item``: the direct children of items and entries; ``count`` is the
     total over all items and ``items_with`` the number of items having the
     element (or attribute). Deeper levels are scoped by the path of element
@@ -75,8 +92,10 @@ Scopes of the tally
 ``defined``
     False for a bare name the format's own specification does not define at
     that scope (the union of RSS 0.91, 0.92 and 2.0 for ``rss``; RSS 1.0
-    and 0.90 for ``rdf``; Atom 1.0 or 0.3); True for namespaced extension
-    elements and attributes (``dc:creator``, ``xml:base``).
+    and 0.90 for ``rdf``; Atom 1.0 or 0.3, under their prefixes when they
+    carry one: ``atom:title``); False for an element in no namespace inside
+    a namespaced Atom feed; True for namespaced extension elements and
+    attributes (``dc:creator``, ``xml:base``, ``atom:link`` in RSS).
 
 Items
     ``guid`` is the RSS guid, the Atom id or the RSS 1.0 ``rdf:about``;
@@ -225,17 +244,58 @@ _ATOM03_DEFINED: dict[str, frozenset[str]] = {
     "item/author": _ATOM03_PERSON,
     "item/contributor": _ATOM03_PERSON,
 }
+
+
+def _prefix_table(table: dict[str, frozenset[str]], prefix: str) -> dict[str, frozenset[str]]:
+    """The same definitions with the format's elements written ``prefix:local`` (scopes too)."""
+
+    def element(name: str) -> str:
+        return prefix + name
+
+    def scope(path: str) -> str:
+        return "/".join(p if p in ("channel", "item") else element(p) for p in path.split("/"))
+
+    return {scope(k): frozenset(element(n) for n in names) for k, names in table.items()}
+
+
+#: family -> scope -> names, for documents that write the format's elements
+#: bare (RSS, RDF, and Atom without a namespace or in an unknown one) ...
 _DEFINED: dict[str, dict[str, frozenset[str]]] = {
     "rss": _RSS_DEFINED,
     "rdf": _RDF_DEFINED,
     "atom": _ATOM_DEFINED,
     "atom03": _ATOM03_DEFINED,
 }
+#: ... and for Atom documents in a namespace with a fixed prefix (atom:, atom03:).
+_DEFINED_PREFIXED: dict[str, dict[str, frozenset[str]]] = {
+    "atom": _prefix_table(_ATOM_DEFINED, "atom:"),
+    "atom03": _prefix_table(_ATOM03_DEFINED, "atom03:"),
+}
 
-#: Item children whose values are read; everything else is only tallied.
-_ITEM_FIELDS = _names(
-    "title link guid id author dc:creator category enclosure pubDate dc:date published updated issued modified created"
-)
+#: Channel and item children whose values are read (everything else is only
+#: tallied): output name -> the field it feeds, per own prefix ('' = bare).
+_CHANNEL_FIELDS_RSS: dict[str, str] = {
+    n: n for n in _names("title link language dc:language item atom:link atom03:link")
+}
+_ITEM_FIELDS_RSS: dict[str, str] = {
+    n: n
+    for n in _names(
+        "title link guid id author dc:creator category enclosure pubDate dc:date",
+        "published updated issued modified created",
+    )
+}
+
+
+def _atom_fields(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
+    channel = {"atom:link": "atom:link", "atom03:link": "atom03:link", "dc:language": "dc:language"}
+    channel |= {prefix + n: n for n in _names("title link language")}
+    channel[prefix + "entry"] = "item"
+    item = {"dc:creator": "dc:creator", "dc:date": "dc:date"}
+    item |= {prefix + n: n for n in _names("title link id author category published updated issued modified created")}
+    return channel, item
+
+
+_ATOM_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {p: _atom_fields(p) for p in ("", "atom:", "atom03:")}
 _DATE_ORDER = {
     "rss": ("pubDate", "dc:date"),
     "rdf": ("pubDate", "dc:date"),
@@ -247,8 +307,8 @@ _DATE_ORDER = {
 
 _NAME_CACHE_MAX = 20_000
 #: One bounded tag -> name cache per naming mode ("" for plain element_name,
-#: or the namespace written bare in Atom documents).
-_NAME_CACHES: dict[str, dict[str, str]] = {"": {}, ATOM_NS: {}}
+#: or the namespace written bare: a namespaced <rss>, a draft-Atom feed).
+_NAME_CACHES: dict[str, dict[str, str]] = {"": {}}
 _NAME_CACHE_MODES = 8
 
 
@@ -540,16 +600,20 @@ def _tally_attrs(
             seen.add(an)
 
 
-def _defined(family: str, scope: str, name: str) -> bool:
+def _defined(table: dict[str, frozenset[str]], own: str, scope: str, name: str) -> bool:
+    """See ``defined`` in the module docstring; ``own`` is the format's prefix ('atom:') or ''."""
     element, _, attr = name.partition("@")
     if ":" in element or element[:1] == "{":
-        return True
+        if not own or not element.startswith(own):
+            return True
+    elif own:
+        return False  # an element in no namespace inside a namespaced Atom feed
     if attr:
         attr = attr.partition("=")[0]
         if ":" in attr or attr[:1] == "{":
             return True
         name = f"{element}@{attr}"
-    allowed = _DEFINED[family].get(scope)
+    allowed = table.get(scope)
     return allowed is not None and name in allowed
 
 
@@ -618,6 +682,8 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
             family, version = "atom03", "0.3"
         else:  # no namespace, or a pre-Atom draft namespace (Echo, Pie...)
             version = None
+        if ns == ATOM_NS or ns in _ATOM03_URIS:
+            mode = ""  # element_name writes them atom:title, atom03:title
     else:
         return _unknown(error or f"root element <{root_name}> is not a feed", well_formed, encoding, root)
 
@@ -637,6 +703,14 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
     acc: dict[str, dict[str, int]] = {"channel": {}, "item": {}}
     ccounts = acc["channel"]
     atom = family in ("atom", "atom03")
+    rdf = family == "rdf"
+    own = ""  # the prefix of the format's own elements, when they carry one
+    if atom:
+        own = "" if mode or not ns else ("atom:" if ns == ATOM_NS else "atom03:")
+        channel_fields, item_fields = _ATOM_FIELDS[own]
+    else:
+        channel_fields, item_fields = _CHANNEL_FIELDS_RSS, _ITEM_FIELDS_RSS
+    defined_table = _DEFINED_PREFIXED[family] if own else _DEFINED[family]
 
     # --- channel scope: the channel's children, then the root's other children (rss, rdf)
     feed_base = _join_base(url, root)
@@ -649,27 +723,39 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
     else:
         containers = [root]
         chan_base = feed_base
-    item_tag_name = "entry" if atom else "item"
     items_el: list[Any] = []
     title = link = language = self_url = None
     dc_language = None
     for container in containers:
+        # RDF: the root's items are the items, not channel elements, and a
+        # sibling the channel references by name (<image rdf:resource>) is
+        # not counted twice; the children of both are still tallied.
+        siblings = frozenset(ccounts) if rdf and container is root else None
         for ch in container:
             t = ch.tag
             if t.__class__ is not str or ch is channel:
                 continue
             name = names.get(t) or _name_of(t, mode, names)
+            field = channel_fields.get(name)
+            if siblings is not None and (field == "item" or name in siblings):
+                if field == "item":
+                    items_el.append(ch)
+                elif len(ch) and not _is_xhtml(ch):
+                    _walk(ch, name, acc, names, mode)
+                continue
             ccounts[name] = ccounts.get(name, 0) + 1
             keys = ch.keys()
             if keys:
                 _tally_attrs(ch, name, keys, ccounts, None, names, mode)
-            if name == item_tag_name:
+            if field is None:
+                pass  # only tallied
+            elif field == "item":
                 items_el.append(ch)
                 continue
-            if name == "title":
+            elif field == "title":
                 if title is None:
                     title = _atom_text(ch) if atom else _text(ch)
-            elif name == "link":
+            elif field == "link":
                 if atom:
                     rel = (ch.get("rel") or "alternate").strip()
                     if rel == "alternate":
@@ -679,15 +765,16 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                         self_url = _resolve(_join_base(chan_base, ch), ch.get("href"))
                 elif link is None:
                     link = _resolve(chan_base, _text(ch))
-            elif name == "atom:link" or name == "atom03:link":
-                rel = (ch.get("rel") or "").strip()
-                if self_url is None and (rel == "self" or (rel == "start" and name == "atom03:link")):
-                    self_url = _resolve(_join_base(chan_base, ch), ch.get("href"))
-            elif name == "language":
+            elif field == "language":
                 if language is None:
                     language = _text(ch)
-            elif name == "dc:language" and dc_language is None:
-                dc_language = _text(ch)
+            elif field == "dc:language":
+                if dc_language is None:
+                    dc_language = _text(ch)
+            else:  # an Atom link in another format (or the other Atom version)
+                rel = (ch.get("rel") or "").strip()
+                if self_url is None and (rel == "self" or (rel == "start" and field == "atom03:link")):
+                    self_url = _resolve(_join_base(chan_base, ch), ch.get("href"))
             if len(ch) and not _is_xhtml(ch):
                 _walk(ch, name, acc, names, mode)
     if language is None:
@@ -704,6 +791,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
     items: list[ParsedItem] = []
     date_order = _DATE_ORDER[family]
     rss = family == "rss"
+    person_name = own + "name"
     for position, item in enumerate(items_el):
         seen: set[str] = set()
         base = _join_base(chan_base, item)
@@ -726,12 +814,13 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                 _tally_attrs(ch, name, keys, icounts, seen, names, mode)
             if len(ch) and not _is_xhtml(ch):
                 _walk(ch, "item/" + name, acc, names, mode)
-            if name not in _ITEM_FIELDS:
+            field = item_fields.get(name)
+            if field is None:
                 continue
-            if name == "title":
+            if field == "title":
                 if ititle is None:
                     ititle = _atom_text(ch) if atom else _text(ch)
-            elif name == "link":
+            elif field == "link":
                 if atom:
                     rel = (ch.get("rel") or "alternate").strip()
                     if rel == "alternate":
@@ -744,41 +833,41 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                         enc_length = _int64(ch.get("length"))
                 elif ilink is None:
                     ilink = _resolve(base, _text(ch))
-            elif name == "guid":
+            elif field == "guid":
                 if guid is None and rss:
                     guid = _text(ch)
                     if guid is not None:
                         permalink = (ch.get("isPermaLink") or "").strip().lower() != "false"
-            elif name == "id":
+            elif field == "id":
                 if guid is None and atom:
                     guid = _text(ch)
-            elif name == "author":
+            elif field == "author":
                 if author is None:
                     if atom:
                         for sub in ch:
                             st = sub.tag
-                            if st.__class__ is str and (names.get(st) or _name_of(st, mode, names)) == "name":
+                            if st.__class__ is str and (names.get(st) or _name_of(st, mode, names)) == person_name:
                                 author = _text(sub)
                                 break
                     else:
                         author = _text(ch)
-            elif name == "dc:creator":
+            elif field == "dc:creator":
                 if creator is None:
                     creator = _text(ch)
-            elif name == "category":
+            elif field == "category":
                 term = ch.get("term") if atom else _text(ch)
                 if term is not None:
                     term = term.strip()
                     if term:
                         categories.append(term)
-            elif name == "enclosure":
+            elif field == "enclosure":
                 if not has_enclosure and not atom:
                     has_enclosure = True
                     enc_url = _resolve(base, ch.get("url"))
                     enc_type = ch.get("type")
                     enc_length = _int64(ch.get("length"))
-            elif name not in dates:  # the date elements
-                dates[name] = _text(ch)
+            elif field not in dates:  # the date elements
+                dates[field] = _text(ch)
         for name in seen:
             iwith[name] = iwith.get(name, 0) + 1
         if family == "rdf" and guid is None:
@@ -811,18 +900,16 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
 
     # --- usage rows: channel, item, then deeper scopes in order of first appearance
     usage: list[Usage] = []
-    prefix = _ATOM_OUTPUT_PREFIX.get(mode) if atom else None
     for scope, counts in acc.items():
         is_item = scope == "item"
-        out_scope = _prefixed_scope(scope, prefix) if prefix else scope
         for element, count in counts.items():
             usage.append(
                 Usage(
-                    out_scope,
-                    _prefixed(element, prefix) if prefix else element,
+                    scope,
+                    element,
                     count,
                     iwith.get(element, 0) if is_item else None,
-                    _defined(family, scope, element),
+                    _defined(defined_table, own, scope, element),
                 )
             )
 
@@ -840,29 +927,6 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
         usage,
         root,
     )
-
-
-# --------------------------------------------------------------------------- Atom names in the output
-
-#: In the output, Atom's own elements carry their fixed prefix like every
-#: namespaced element (``atom:title``, ``atom03:entry``), so a name means the
-#: same in every format; the walk above names them bare for speed.
-_ATOM_OUTPUT_PREFIX = {ATOM_NS: "atom", **{uri: "atom03" for uri in URI_TO_PREFIX if URI_TO_PREFIX[uri] == "atom03"}}
-
-
-def _prefixed(name: str, prefix: str) -> str:
-    """``link@rel=self`` -> ``atom:link@rel=self``; names that already carry a prefix stay."""
-    head = name.split("@", 1)[0]
-    if ":" in head or head.startswith("{"):
-        return name
-    return f"{prefix}:{name}"
-
-
-def _prefixed_scope(scope: str, prefix: str) -> str:
-    if scope in ("channel", "item"):
-        return scope
-    parts = scope.split("/")
-    return "/".join(p if p == "item" and i == 0 else _prefixed(p, prefix) for i, p in enumerate(parts))
 
 
 # --------------------------------------------------------------------------- sniff

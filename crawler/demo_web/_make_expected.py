@@ -241,6 +241,16 @@ def feed_facts(data: bytes) -> dict[str, Any]:
     channel_elements = collections.Counter(
         element_name(c.tag) for c in channel if isinstance(c.tag, str) and _local(c.tag) not in item_tags
     )
+    if fmt == "rdf":
+        # RSS 1.0 / 0.90 put image and textinput beside the channel; one the channel does not
+        # name itself is part of the channel all the same (the census counts it there).
+        beside = collections.Counter(
+            element_name(c.tag)
+            for c in root
+            if isinstance(c.tag, str) and _local(c.tag) not in {"channel", "item"}
+        )
+        for name, n in beside.items():
+            channel_elements.setdefault(name, n)
     with_each: collections.Counter[str] = collections.Counter()
     occurrences: collections.Counter[str] = collections.Counter()
     for item in items:

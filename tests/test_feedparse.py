@@ -1,0 +1,609 @@
+"""parse_feed and sniff on literal documents: formats, names, tally, recovery, entities, encodings."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines.feedparse import ParsedFeed, parse_feed, sniff
+
+
+def usage_of(feed: ParsedFeed, scope: str) -> dict[str, tuple[int, int | None, bool]]:
+    return {u.element: (u.count, u.items_with, u.defined) for u in feed.usage if u.scope == scope}
+
+
+RSS20 = b"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:dc="http://purl.org/dc/elements/1.1/"
+     xmlns:media="http://search.yahoo.com/mrss/" xmlns:x="http://example.org/unknown-ns">
+<channel>
+  <title>Dallas &amp; Co</title>
+  <link>http://dallas.example.com/</link>
+  <description>News</description>
+  <language>en-us</language>
+  <atom:link href="http://dallas.example.com/rss.xml" rel="self" type="application/rss+xml"/>
+  <atom:link href="http://hub.example.com/" rel="hub"/>
+  <cloud domain="rpc.sys.com" port="80" path="/RPC2" registerProcedure="ping" protocol="xml-rpc"/>
+  <image><url>http://dallas.example.com/i.gif</url><title>Dallas</title><link>http://dallas.example.com/</link></image>
+  <skipHours><hour>0</hour><hour>1</hour></skipHours>
+  <x:thing>1</x:thing>
+  <!-- a comment is not an element -->
+  <item>
+    <title>One</title>
+    <link>/2007/one.html</link>
+    <guid isPermaLink="false">one</guid>
+    <pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>
+    <category domain="d">c1</category><category>c2</category>
+    <enclosure url="one.mp3" length="12345" type="audio/mpeg"/>
+    <enclosure url="second.mp3" length="1" type="audio/mpeg"/>
+    <media:group><media:content url="a"/><media:content url="b"/></media:group>
+    <pubdate>Thu, 04 Oct 2007 23:59:45 GMT</pubdate>
+  </item>
+  <item>
+    <title><![CDATA[Two <b>bold</b>]]></title>
+    <guid>http://dallas.example.com/two</guid>
+    <dc:creator>Bob</dc:creator>
+    <dc:date>2007-10-05T01:59:45+02:00</dc:date>
+    <enclosure url="two.mp3" length="many" type="audio/mpeg"/>
+    <source url="http://other.example.com/rss">Other</source>
+  </item>
+  <item><author>joe@example.com (Joe)</author><description>only a description</description></item>
+</channel>
+</rss>"""
+
+
+def test_rss20_channel_fields() -> None:
+    feed = parse_feed(RSS20, "http://dallas.example.com/rss.xml")
+    assert (feed.format, feed.version, feed.well_formed, feed.error) == ("rss", "2.0", True, None)
+    assert feed.encoding == "utf-8"
+    assert feed.title == "Dallas & Co"
+    assert feed.link == "http://dallas.example.com/"
+    assert feed.language == "en-us"
+    assert feed.self_url == "http://dallas.example.com/rss.xml"
+    assert feed.root is not None and feed.root.tag == "rss"
+
+
+def test_rss20_items() -> None:
+    one, two, three = parse_feed(RSS20, "http://dallas.example.com/rss.xml").items
+    assert one.position == 0 and three.position == 2
+    assert (one.guid, one.guid_is_permalink) == ("one", False)
+    assert (two.guid, two.guid_is_permalink) == ("http://dallas.example.com/two", True)  # default true
+    assert (three.guid, three.guid_is_permalink) == (None, None)
+    assert one.link == "http://dallas.example.com/2007/one.html"  # resolved against the feed URL
+    assert two.title == "Two <b>bold</b>"
+    assert one.categories == ["c1", "c2"]
+    # the first enclosure only; a length that is not an integer is None
+    assert (one.enclosure_url, one.enclosure_type, one.enclosure_length) == (
+        "http://dallas.example.com/one.mp3",
+        "audio/mpeg",
+        12345,
+    )
+    assert two.enclosure_length is None
+    assert one.pub_date == datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC) and one.date_form == "rfc822-universal"
+    assert two.pub_date_raw == "2007-10-05T01:59:45+02:00" and two.date_form == "iso8601"
+    assert two.pub_date == datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
+    assert (three.pub_date_raw, three.pub_date, three.date_form) == (None, None, None)
+    assert two.author == "Bob" and three.author == "joe@example.com (Joe)"
+
+
+def test_rss20_tally() -> None:
+    feed = parse_feed(RSS20)
+    channel = usage_of(feed, "channel")
+    assert channel["item"] == (3, None, True)
+    assert channel["atom:link"] == (2, None, True)
+    assert channel["atom:link@rel=self"] == (1, None, True)
+    assert channel["atom:link@rel=hub"] == (1, None, True)
+    assert channel["atom:link@href"] == (2, None, True)
+    assert channel["cloud@registerProcedure"] == (1, None, True)
+    assert channel["{http://example.org/unknown-ns}thing"] == (1, None, True)
+    assert not any("xmlns" in name for name in channel)
+    item = usage_of(feed, "item")
+    assert item["title"] == (2, 2, True)
+    assert item["category"] == (2, 1, True)
+    assert item["enclosure"] == (3, 2, True)
+    assert item["enclosure@length"] == (3, 2, True)
+    assert item["guid@isPermaLink"] == (1, 1, True)
+    assert item["source@url"] == (1, 1, True)
+    assert item["pubdate"] == (1, 1, False)  # not an RSS element: the spec writes pubDate
+    assert item["dc:creator"] == (1, 1, True)
+    assert usage_of(feed, "image") == {"url": (1, None, True), "title": (1, None, True), "link": (1, None, True)}
+    assert usage_of(feed, "skipHours") == {"hour": (2, None, True)}
+    assert usage_of(feed, "item/media:group") == {
+        "media:content": (2, None, True),
+        "media:content@url": (2, None, True),
+    }
+
+
+RSS091_BODY = b"""<rss version="0.91"><channel><title>Caf&eacute;&nbsp;News</title><link>http://x.example/</link>
+<description>d</description><language>fr</language>
+<item><title>A&nbsp;B</title><link>http://x.example/a</link></item>
+<item><title>C</title><link>http://x.example/c</link></item>
+</channel></rss>"""
+NETSCAPE_DOCTYPE = b"""<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"
+ "http://my.netscape.com/publish/formats/rss-0.91.dtd">
+"""
+
+
+def test_rss091_with_html_entity_is_recovered_not_dropped() -> None:
+    feed = parse_feed(RSS091_BODY)
+    assert (feed.format, feed.version, feed.well_formed) == ("rss", "0.91", False)
+    assert feed.error == "Entity 'eacute' not defined, line 1, column 48"
+    assert [i.link for i in feed.items] == ["http://x.example/a", "http://x.example/c"]
+    assert feed.items[0].title == "A\xa0B"  # the undefined entity is read as the HTML entity
+    assert feed.title == "Caf\xe9\xa0News"
+    assert usage_of(feed, "item")["title"] == (2, 2, True)
+
+
+def test_rss091_entities_with_the_netscape_doctype_are_well_formed() -> None:
+    # With an external DTD that is not read, an undeclared entity is not a
+    # well-formedness error (XML 1.0, WFC: Entity Declared); the Netscape DTD
+    # declares the HTML entities, and the text reads them from the HTML table.
+    feed = parse_feed(NETSCAPE_DOCTYPE + RSS091_BODY)
+    assert (feed.format, feed.version, feed.well_formed, feed.error) == ("rss", "0.91", True, None)
+    assert feed.items[0].title == "A\xa0B" and feed.title == "Caf\xe9\xa0News"
+
+
+def test_rss092_and_versionless() -> None:
+    body = b'<rss version="0.92"><channel><title>t</title><item><enclosure url="http://e/x" length="1" type="a/b"/></item></channel></rss>'
+    feed = parse_feed(body)
+    assert (feed.format, feed.version, feed.well_formed) == ("rss", "0.92", True)
+    assert feed.items[0].enclosure_url == "http://e/x"
+    bare = parse_feed(b"<rss><channel><title>t</title></channel></rss>")
+    assert (bare.format, bare.version, bare.items) == ("rss", "", [])
+
+
+def test_namespaced_rss_root_keeps_bare_names() -> None:
+    body = b'<rss xmlns="http://backend.userland.com/rss2" version="2.0"><channel><title>t</title><item><title>i</title></item></channel></rss>'
+    feed = parse_feed(body)
+    assert feed.format == "rss" and feed.title == "t" and [i.title for i in feed.items] == ["i"]
+    assert "title" in usage_of(feed, "item")
+
+
+def test_items_outside_the_channel_are_not_dropped() -> None:
+    body = (
+        b"<rss version='2.0'><channel><title>t</title><item><title>in</title></item></channel>"
+        b"<item><title>stray</title></item><title>again</title></rss>"
+    )
+    feed = parse_feed(body)
+    assert [i.title for i in feed.items] == ["in", "stray"]
+    assert feed.title == "t"
+    # in RSS, what is written beside the channel is counted at channel scope as written
+    channel = usage_of(feed, "channel")
+    assert channel["item"] == (2, None, True)
+    assert channel["title"] == (2, None, True)
+    assert usage_of(feed, "item")["title"] == (2, 2, True)
+
+
+RSS10 = b"""<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+         xmlns:dc="http://purl.org/dc/elements/1.1/">
+  <channel rdf:about="http://x.example/rss">
+    <title>XML.com</title><link>http://xml.com/pub</link><description>d</description>
+    <dc:language>en</dc:language>
+    <image rdf:resource="http://xml.com/logo.gif"/>
+    <items><rdf:Seq><rdf:li resource="http://xml.com/1"/><rdf:li rdf:resource="http://xml.com/2"/></rdf:Seq></items>
+    <textinput rdf:resource="http://search.xml.com"/>
+  </channel>
+  <image rdf:about="http://xml.com/logo.gif"><title>XML.com</title><link>http://xml.com</link><url>http://xml.com/logo.gif</url></image>
+  <item rdf:about="http://xml.com/1"><title>One</title><link>http://xml.com/1</link><dc:date>2007-10-04T23:59:45Z</dc:date></item>
+  <item rdf:about="http://xml.com/2"><title>Two</title><link>http://xml.com/2</link><dc:creator>Ann</dc:creator></item>
+  <textinput rdf:about="http://search.xml.com"><title>Search</title><description>s</description><name>q</name><link>http://search.xml.com</link></textinput>
+</rdf:RDF>"""
+
+
+def test_rss10() -> None:
+    feed = parse_feed(RSS10)
+    assert (feed.format, feed.version, feed.well_formed) == ("rdf", "1.0", True)
+    assert (feed.title, feed.link, feed.language) == ("XML.com", "http://xml.com/pub", "en")
+    assert [(i.guid, i.guid_is_permalink, i.title) for i in feed.items] == [
+        ("http://xml.com/1", None, "One"),
+        ("http://xml.com/2", None, "Two"),
+    ]
+    assert feed.items[0].date_form == "iso8601" and feed.items[1].author == "Ann"
+    channel = usage_of(feed, "channel")
+    # the channel references image and textinput: the descriptions beside it are not counted again,
+    # and the root-level items are the items, not channel elements
+    assert channel == {
+        "title": (1, None, True),
+        "link": (1, None, True),
+        "description": (1, None, True),
+        "dc:language": (1, None, True),
+        "image": (1, None, True),
+        "image@rdf:resource": (1, None, True),
+        "items": (1, None, True),
+        "textinput": (1, None, True),
+        "textinput@rdf:resource": (1, None, True),
+    }
+    assert usage_of(feed, "item")["title"] == (2, 2, True)
+    # the children of the siblings are still tallied in their own scope
+    assert usage_of(feed, "image") == {"title": (1, None, True), "link": (1, None, True), "url": (1, None, True)}
+    assert usage_of(feed, "textinput")["name"] == (1, None, True)
+    seq = usage_of(feed, "items/rdf:Seq")
+    assert seq["rdf:li"] == (2, None, True)
+    assert seq["rdf:li@rdf:resource"] == (1, None, True)
+    assert seq["rdf:li@resource"] == (1, None, True)  # attributes of a namespaced element count as its own
+
+
+def test_rss090() -> None:
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://my.netscape.com/rdf/simple/0.9/">
+<channel><title>Mozilla Dot Org</title><link>http://www.mozilla.org</link><description>d</description></channel>
+<image><title>Mozilla</title><url>http://www.mozilla.org/images/moz.gif</url><link>http://www.mozilla.org</link></image>
+<item><title>New Status Updates</title><link>http://www.mozilla.org/status/</link></item>
+<item><title>Bugzilla</title><link>http://www.mozilla.org/bugs/</link></item>
+<textinput><title>Search</title><description>d</description><name>q</name><link>http://x/</link></textinput>
+</rdf:RDF>"""
+    feed = parse_feed(body)
+    assert (feed.format, feed.version) == ("rdf", "0.90")
+    assert [i.link for i in feed.items] == ["http://www.mozilla.org/status/", "http://www.mozilla.org/bugs/"]
+    assert usage_of(feed, "item") == {"title": (2, 2, True), "link": (2, 2, True)}
+    # the 0.90 channel does not reference image and textinput: they are added once, the items never
+    assert usage_of(feed, "channel") == {
+        "title": (1, None, True),
+        "link": (1, None, True),
+        "description": (1, None, True),
+        "image": (1, None, True),
+        "textinput": (1, None, True),
+    }
+    assert usage_of(feed, "image")["url"] == (1, None, True)
+    assert usage_of(feed, "textinput")["name"] == (1, None, True)
+
+
+def test_rdf_unreferenced_siblings_keep_their_count() -> None:
+    body = b"""<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">
+<channel rdf:about="http://x/"><title>t</title><image rdf:resource="http://x/a.gif"/><item rdf:about="http://x/0"/></channel>
+<image rdf:about="http://x/a.gif"><url>http://x/a.gif</url></image>
+<textinput rdf:about="http://x/s"><name>q</name></textinput><textinput rdf:about="http://x/t"><name>r</name></textinput>
+<item rdf:about="http://x/1"><title>one</title></item>
+</rdf:RDF>"""
+    feed = parse_feed(body)
+    channel = usage_of(feed, "channel")
+    assert channel["image"] == (1, None, True) and "image@rdf:about" not in channel
+    assert channel["textinput"] == (2, None, True) and channel["textinput@rdf:about"] == (2, None, True)
+    # an item inside the channel is a channel child (and an item); the root-level one is only an item
+    assert channel["item"] == (1, None, True)
+    assert [i.guid for i in feed.items] == ["http://x/0", "http://x/1"]
+    assert usage_of(feed, "textinput") == {"name": (2, None, True)}
+
+
+ATOM10 = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/" xml:lang="en-GB"
+      xml:base="http://example.org/blog/">
+  <title type="html">Example &lt;b&gt;Feed&lt;/b&gt;</title>
+  <link href="/"/>
+  <link rel="self" href="feed.atom"/>
+  <updated>2003-12-13T18:30:02Z</updated>
+  <author><name>John Doe</name></author>
+  <id>urn:uuid:60a76c80-d399-11d9-b93C-0003939e0af6</id>
+  <entry xml:base="2003/">
+    <title>Atom-Powered Robots Run Amok</title>
+    <link href="robots"/>
+    <link rel="enclosure" href="http://example.org/a.mp3" type="audio/mpeg" length="1337"/>
+    <id>urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a</id>
+    <updated>2003-12-13T18:30:02Z</updated>
+    <published>2003-12-13T08:29:29-04:00</published>
+    <author><name>Jane</name><email>jane@example.org</email></author>
+    <category term="robots" label="Robots"/>
+    <content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>Some <b>text</b>.</p></div></content>
+    <media:group><media:title>x</media:title></media:group>
+  </entry>
+  <entry>
+    <title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">X<b>HTML</b> title</div></title>
+    <link rel="alternate" href="http://example.org/two"/>
+    <id>tag:example.org,2003:two</id>
+    <updated>2003-12-14T18:30:02Z</updated>
+    <summary>s</summary>
+  </entry>
+</feed>"""
+
+
+def test_atom10() -> None:
+    feed = parse_feed(ATOM10, "http://example.org/feed")
+    assert (feed.format, feed.version, feed.well_formed) == ("atom", "1.0", True)
+    assert feed.title == "Example Feed"  # type="html" read as text
+    assert feed.link == "http://example.org/"
+    assert feed.self_url == "http://example.org/blog/feed.atom"  # xml:base applies
+    assert feed.language == "en-GB"
+    one, two = feed.items
+    assert one.guid == "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a" and one.guid_is_permalink is None
+    assert one.link == "http://example.org/blog/2003/robots"  # nested xml:base
+    assert (one.enclosure_url, one.enclosure_type, one.enclosure_length) == (
+        "http://example.org/a.mp3",
+        "audio/mpeg",
+        1337,
+    )
+    assert one.author == "Jane" and one.categories == ["robots"]
+    assert one.pub_date_raw == "2003-12-13T08:29:29-04:00"  # published before updated
+    assert one.pub_date == datetime(2003, 12, 13, 12, 29, 29, tzinfo=UTC)
+    assert two.pub_date_raw == "2003-12-14T18:30:02Z"
+    assert two.title == "XHTML title" and two.link == "http://example.org/two"
+
+
+def test_atom10_tally() -> None:
+    feed = parse_feed(ATOM10)
+    channel = usage_of(feed, "channel")
+    # the feed's own elements carry the fixed prefix, like Atom elements inside RSS
+    assert channel["atom:entry"] == (2, None, True)
+    assert channel["atom:link"] == (2, None, True)
+    assert channel["atom:link@rel=self"] == (1, None, True)
+    assert channel["atom:link@href"] == (2, None, True)
+    assert "atom:link@rel=alternate" not in channel  # a link without rel records no rel at all
+    assert channel["atom:title@type"] == (1, None, True)
+    assert channel["atom:updated"] == channel["atom:id"] == channel["atom:author"] == (1, None, True)
+    assert not any(":" not in name.partition("@")[0] for name in channel)  # nothing bare
+    assert usage_of(feed, "atom:author") == {"atom:name": (1, None, True)}
+    item = usage_of(feed, "item")
+    assert item["atom:link"] == (3, 2, True)
+    assert item["atom:link@rel=enclosure"] == (1, 1, True)
+    assert item["atom:link@rel=alternate"] == (1, 1, True)
+    assert item["atom:content"] == (1, 1, True) and item["atom:content@type"] == (1, 1, True)
+    assert item["media:group"] == (1, 1, True)
+    assert item["atom:published"] == (1, 1, True)
+    assert usage_of(feed, "item/atom:author") == {"atom:name": (1, None, True), "atom:email": (1, None, True)}
+    assert usage_of(feed, "item/media:group") == {"media:title": (1, None, True)}
+    # the XHTML inside content and title is not walked
+    assert not any(u.scope.startswith(("item/atom:content", "item/atom:title")) for u in feed.usage)
+    assert not any("div" in u.element or u.element.startswith("xhtml:") for u in feed.usage)
+    assert {u.scope for u in feed.usage} == {"channel", "item", "atom:author", "item/atom:author", "item/media:group"}
+
+
+def test_atom10_undefined_element_in_own_namespace() -> None:
+    body = b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><pubDate>x</pubDate><entry><modified>x</modified></entry></feed>'
+    feed = parse_feed(body)
+    assert usage_of(feed, "channel")["atom:pubDate"] == (1, None, False)
+    assert usage_of(feed, "item")["atom:modified"] == (1, 1, False)  # Atom 0.3, not 1.0
+
+
+def test_atom10_element_in_no_namespace_stays_bare() -> None:
+    body = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>feed</title><title xmlns="">bare</title>'
+        b"<item><x>1</x></item><entry><author><name>A</name></author></entry></feed>"
+    )
+    feed = parse_feed(body)
+    assert feed.title == "feed"
+    channel = usage_of(feed, "channel")
+    # not an Atom element: named bare, never merged with atom:title, and not defined by Atom
+    assert channel["atom:title"] == (1, None, True)
+    assert channel["title"] == (1, None, False)
+    assert channel["atom:item"] == (1, None, False)
+    # an <item> in an Atom feed is walked in its own scope, not in the entries' scope
+    assert usage_of(feed, "atom:item") == {"atom:x": (1, None, False)}
+    assert usage_of(feed, "item") == {"atom:author": (1, 1, True)}
+    assert feed.items[0].author == "A"
+
+
+def test_atom_without_namespace_is_named_bare() -> None:
+    body = b"<feed><title>t</title><link href='http://x/'/><entry><title>e</title><id>1</id></entry></feed>"
+    feed = parse_feed(body)
+    assert (feed.format, feed.version, feed.title, feed.link) == ("atom", None, "t", "http://x/")
+    assert usage_of(feed, "channel")["entry"] == (1, None, True)
+    assert usage_of(feed, "item") == {"title": (1, 1, True), "id": (1, 1, True)}
+    assert feed.items[0].guid == "1"
+
+
+def test_atom03() -> None:
+    body = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed version="0.3" xmlns="http://purl.org/atom/ns#" xml:lang="en">
+  <title>dive into mark</title>
+  <link rel="alternate" type="text/html" href="http://diveintomark.org/"/>
+  <link rel="start" type="application/atom+xml" href="http://diveintomark.org/atom.xml"/>
+  <modified>2003-12-13T18:30:02Z</modified>
+  <tagline>t</tagline>
+  <entry>
+    <title>Atom 0.3 snapshot</title>
+    <link rel="alternate" type="text/html" href="http://diveintomark.org/2003/12/13/atom03"/>
+    <id>tag:diveintomark.org,2003:3.2397</id>
+    <issued>2003-12-13T08:29:29-04:00</issued>
+    <modified>2003-12-13T18:30:02Z</modified>
+    <author><name>Mark</name><url>http://diveintomark.org/</url></author>
+  </entry>
+</feed>"""
+    feed = parse_feed(body)
+    assert (feed.format, feed.version) == ("atom", "0.3")
+    assert feed.link == "http://diveintomark.org/" and feed.self_url == "http://diveintomark.org/atom.xml"
+    (item,) = feed.items
+    assert item.pub_date_raw == "2003-12-13T08:29:29-04:00" and item.author == "Mark"
+    channel = usage_of(feed, "channel")
+    assert channel["atom03:tagline"] == (1, None, True)
+    assert channel["atom03:entry"] == (1, None, True)
+    assert channel["atom03:link@rel=start"] == (1, None, True)
+    assert usage_of(feed, "item")["atom03:issued"] == (1, 1, True)
+    assert usage_of(feed, "item/atom03:author") == {"atom03:name": (1, None, True), "atom03:url": (1, None, True)}
+
+
+def test_malformed_is_recovered_with_items_and_usage() -> None:
+    body = b"<rss version='2.0'><channel><title>t</title><item><title>a & b</title></item><item><title>c</title></item>"
+    feed = parse_feed(body)
+    assert feed.format == "rss" and feed.well_formed is False
+    assert feed.error and "\n" not in feed.error and "<string>" not in feed.error
+    assert len(feed.items) == 2 and feed.items[1].title == "c"
+    assert usage_of(feed, "item")["title"] == (2, 2, True)
+
+
+@pytest.mark.parametrize(
+    ("body", "error_part"),
+    [
+        (b"", "empty"),
+        (b"   ", None),
+        (b"not xml at all", None),
+        (b"<html><head><title>x</title></head><body></body></html>", "<html>"),
+        (b"<opml version='2.0'><body/></opml>", "<opml>"),
+        (b'{"version": "https://jsonfeed.org/version/1"}', None),
+    ],
+)
+def test_not_a_feed(body: bytes, error_part: str | None) -> None:
+    feed = parse_feed(body)
+    assert feed.format == "unknown" and feed.version is None and feed.items == [] and feed.usage == []
+    assert feed.error
+    if error_part:
+        assert error_part in feed.error.lower()
+
+
+def test_billion_laughs_does_not_expand() -> None:
+    lol = b'<!ENTITY lol0 "lollollollollollollollollollol">' + b"".join(
+        b'<!ENTITY lol%d "%s">' % (i, b"".join(b"&lol%d;" % (i - 1) for _ in range(10))) for i in range(1, 10)
+    )
+    body = (
+        b"<?xml version='1.0'?><!DOCTYPE rss ["
+        + lol
+        + b"]><rss version='2.0'><channel><title>&lol9;</title><item><title>i</title></item></channel></rss>"
+    )
+    start = time.perf_counter()
+    feed = parse_feed(body)
+    assert time.perf_counter() - start < 2
+    # libxml2 refuses the amplification even though nothing is substituted:
+    # the document is flagged, never expanded
+    assert feed.format == "rss" and feed.well_formed is False
+    assert feed.error is not None and "amplification" in feed.error
+    assert feed.title is None or len(feed.title) < 1000
+
+
+def test_internal_entities_are_not_expanded() -> None:
+    body = b"<!DOCTYPE rss [<!ENTITY e 'expanded'>]><rss version='2.0'><channel><title>a&e;b</title><item/></channel></rss>"
+    feed = parse_feed(body)
+    assert (feed.well_formed, len(feed.items)) == (True, 1)
+    assert feed.root is not None and "expanded" not in (feed.root[0][0].text or "")
+
+
+def test_external_entity_is_not_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-VALUE")
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY xxe SYSTEM "'
+        + secret.as_uri().encode()
+        + b'">]><rss version="2.0"><channel><title>&xxe;</title><item><title>&xxe;</title></item></channel></rss>'
+    )
+    feed = parse_feed(body)
+    assert feed.format == "rss"
+    assert "TOP-SECRET" not in (feed.title or "")
+    assert all("TOP-SECRET" not in (i.title or "") for i in feed.items)
+
+
+CAFE_RSS = "<rss version='2.0'><channel><title>café ☕</title><item><title>é</title></item></channel></rss>"
+
+
+@pytest.mark.parametrize(
+    ("body", "encoding"),
+    [
+        ("<?xml version='1.0' encoding='utf-16'?>" + CAFE_RSS, None),
+        (CAFE_RSS, None),
+    ],
+)
+def test_utf16_with_bom(body: str, encoding: str | None) -> None:
+    for codec, name in (("utf-16", "utf-16le"), ("utf-16-be", None)):
+        data = body.encode(codec)
+        if name is None:
+            data = b"\xfe\xff" + data  # big-endian with an explicit BOM
+            name = "utf-16be"
+        feed = parse_feed(data)
+        assert (feed.format, feed.well_formed, feed.encoding) == ("rss", True, name)
+        assert feed.title == "café ☕" and feed.items[0].title == "é"
+
+
+def test_utf32_and_utf8_bom() -> None:
+    feed = parse_feed(CAFE_RSS.encode("utf-32"))
+    assert (feed.well_formed, feed.encoding, feed.title) == (True, "utf-32le", "café ☕")
+    feed = parse_feed(
+        b"\xef\xbb\xbf" + CAFE_RSS.encode("utf-8"), headers={"Content-Type": "text/xml; charset=iso-8859-1"}
+    )
+    assert (feed.well_formed, feed.encoding, feed.title) == (True, "utf-8", "café ☕")  # the BOM wins
+
+
+def test_declared_encoding() -> None:
+    body = "<?xml version='1.0' encoding='iso-8859-1'?><rss><channel><title>café</title></channel></rss>".encode(
+        "latin-1"
+    )
+    feed = parse_feed(body)
+    assert (feed.well_formed, feed.encoding, feed.title) == (True, "iso-8859-1", "café")
+
+
+def test_header_charset_used_when_document_declares_none() -> None:
+    body = "<rss><channel><title>café</title></channel></rss>".encode("latin-1")
+    feed = parse_feed(body, headers={"content-type": 'application/rss+xml; charset="ISO-8859-1"'})
+    assert (feed.well_formed, feed.encoding, feed.title) == (True, "iso-8859-1", "café")
+    # without the header the bytes are not UTF-8: recovered, not dropped
+    feed = parse_feed(body)
+    assert feed.well_formed is False and feed.format == "rss" and feed.encoding == "utf-8"
+
+
+def test_declaration_wins_over_header_unless_it_fails() -> None:
+    latin = "<?xml version='1.0' encoding='iso-8859-1'?><rss><channel><title>café</title></channel></rss>".encode(
+        "latin-1"
+    )
+    feed = parse_feed(latin, headers={"Content-Type": "text/xml; charset=utf-8"})
+    assert (feed.well_formed, feed.encoding, feed.title) == (True, "iso-8859-1", "café")
+    # declared UTF-8 but written in windows-1252: the header's charset is tried next and works
+    lying = "<?xml version='1.0' encoding='utf-8'?><rss><channel><title>café</title></channel></rss>".encode("cp1252")
+    feed = parse_feed(lying, headers={"Content-Type": "text/xml; charset=windows-1252"})
+    assert (feed.well_formed, feed.encoding, feed.title) == (True, "windows-1252", "café")
+
+
+def test_utf16_declared_on_8bit_bytes() -> None:
+    body = b"<?xml version='1.0' encoding='utf-16'?><rss version='2.0'><channel><title>t</title><item/></channel></rss>"
+    feed = parse_feed(body)
+    assert (feed.format, feed.well_formed, feed.encoding, feed.title) == ("rss", False, "utf-8", "t")
+    assert feed.error and "utf-16" in feed.error and len(feed.items) == 1
+
+
+def test_unknown_header_charset_is_ignored() -> None:
+    feed = parse_feed(
+        b"<rss><channel><title>t</title></channel></rss>", headers={"Content-Type": "text/xml; charset=x-no-such"}
+    )
+    assert (feed.format, feed.well_formed, feed.title) == ("rss", True, "t")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_parse_feed_never_raises(body: bytes) -> None:
+    feed = parse_feed(body, "http://example.com/", {"Content-Type": "text/xml; charset=utf-8"})
+    assert feed.format in ("rss", "rdf", "atom", "unknown")
+    assert not (feed.error or "").startswith("internal error")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([RSS20, RSS10, ATOM10]), st.integers(min_value=0, max_value=2000))
+def test_truncated_feeds_never_raise(body: bytes, cut: int) -> None:
+    feed = parse_feed(body[:cut])
+    assert not (feed.error or "").startswith("internal error")
+    assert feed.well_formed is False or cut >= len(body.rstrip())
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (RSS20, "feed"),
+        (RSS10, "feed"),
+        (ATOM10, "feed"),
+        (b'\xef\xbb\xbf<?xml version="1.0"?>\n<!-- hi --><?xml-stylesheet href="x"?>\n<rss version="2.0">', "feed"),
+        (b'<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" "x.dtd"><rss version="0.91">', "feed"),
+        (b"<!DOCTYPE rss [<!ENTITY a 'b'><!ENTITY c '>'>]><rss>", "feed"),
+        (b"<RDF:RDF xmlns:RDF='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>", "feed"),
+        ("<?xml version='1.0' encoding='utf-16'?><feed xmlns='http://www.w3.org/2005/Atom'>".encode("utf-16"), "feed"),
+        (b"<?xml version='1.0'?><opml version='2.0'><head/>", "opml"),
+        (b"<!DOCTYPE html><html><head>", "html"),
+        (b"  \n<html lang='en'>", "html"),
+        (b'<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "x"><html>', "html"),
+        (b"<svg xmlns='http://www.w3.org/2000/svg'/>", "other"),
+        (b'{"version": "https://jsonfeed.org/version/1"}', "other"),
+        (b"", "other"),
+        (b"\x00\xff\xfe garbage", "other"),
+    ],
+)
+def test_sniff(body: bytes, expected: str) -> None:
+    assert sniff(body) == expected
+
+
+def test_sniff_falls_back_on_content_type_only_when_bytes_are_inconclusive() -> None:
+    long_comment = b"<?xml version='1.0'?><!--" + b"x" * 10_000 + b"--><rss>"
+    assert sniff(long_comment) == "other"
+    assert sniff(long_comment, "application/rss+xml; charset=utf-8") == "feed"
+    assert sniff(long_comment, "text/x-opml") == "opml"
+    assert sniff(b"<html>", "application/rss+xml") == "html"  # the bytes decide when they can
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.one_of(st.none(), st.text(max_size=30)))
+def test_sniff_never_raises(body: bytes, content_type: str | None) -> None:
+    assert sniff(body, content_type) in ("feed", "opml", "html", "other")
