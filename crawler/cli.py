@@ -104,7 +104,7 @@ def crawl_settings(args: argparse.Namespace) -> Any:
     if args.allow_private_networks:
         settings.set("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS", True, priority="cmdline")
     if args.resume:
-        settings.set("JOBDIR", args.resume, priority="cmdline")
+        settings.set("FEEDCENSUS_RESUME_DIR", args.resume, priority="cmdline")
     if args.log_level:
         settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
     for kv in args.set or []:
@@ -128,7 +128,39 @@ def run_crawl(settings: Any, *, seeds: Sequence[str] = (), opml: Sequence[str] =
     return crawler.stats.get_stats() if crawler.stats else {}
 
 
+def resume_args(args: argparse.Namespace) -> None:
+    """With --resume: a new folder records this run; an existing one fixes job, output and inputs."""
+    from crawler.resume import ResumeError, read_state, write_state
+    from pipelines.writer import default_job_id
+
+    try:
+        state = read_state(args.resume)
+    except ResumeError as exc:
+        raise fail(str(exc)) from None
+    if state is None:
+        if not args.out:
+            raise fail("--out is required")
+        args.job_id = args.job_id or default_job_id()
+        write_state(args.resume, {"job_id": args.job_id, "out": args.out, "seeds": args.seeds or [],
+                                  "opml": args.opml or [], "url": args.url or []})
+        return
+    if args.job_id and args.job_id != state["job_id"]:
+        raise fail(f"{args.resume} holds job {state['job_id']}, not {args.job_id}")
+    if args.out and args.out != state["out"]:
+        raise fail(f"{args.resume} writes to {state['out']}, not {args.out}")
+    if (args.seeds or args.opml or args.url) and [args.seeds or [], args.opml or [], args.url or []] != [
+            state["seeds"], state["opml"], state["url"]]:
+        raise fail(f"{args.resume} was started with other inputs; resume it without giving inputs")
+    args.job_id, args.out = state["job_id"], state["out"]
+    args.seeds, args.opml, args.url = state["seeds"], state["opml"], state["url"]
+    print(f"resuming job {args.job_id} into {args.out}", file=sys.stderr)
+
+
 def cmd_crawl(args: argparse.Namespace) -> int:
+    if args.resume:
+        resume_args(args)
+    if not args.out:
+        raise fail("--out is required")
     if not (args.seeds or args.opml or args.url):
         raise fail("nothing to crawl: give --seeds FILE, --opml FILE_OR_URL or --url URL")
     for path in args.seeds or []:
@@ -290,14 +322,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seeds", action="append", metavar="FILE", help="file of site URLs, one per line (repeatable)")
     c.add_argument("--opml", action="append", metavar="FILE_OR_URL", help="OPML subscription list (repeatable)")
     c.add_argument("--url", action="append", metavar="URL", help="a feed, page or OPML URL (repeatable)")
-    c.add_argument("--out", required=True, metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix")
+    c.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")
     c.add_argument("--job-id", help="partition name of this run (default: UTC start time)")
     c.add_argument("--no-reflexive", action="store_true", help="do not fetch channel pages to verify they advertise the feed")
     c.add_argument("--no-pages", action="store_true", help="do not fetch htmlUrl pages of OPML outlines that have an xmlUrl")
     c.add_argument("--guess", action="store_true", help="when a page advertises nothing, try common feed paths and feed-looking links")
     c.add_argument("--follow-body-links", action="store_true", help="also follow autodiscovery links found in <body>")
     c.add_argument("--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses")
-    c.add_argument("--resume", metavar="DIR", help="state folder (Scrapy JOBDIR) to resume an interrupted crawl")
+    c.add_argument("--resume", metavar="DIR", help="state folder: a crawl run with it can be resumed after a crash or kill")
     c.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     c.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
     c.set_defaults(func=cmd_crawl)

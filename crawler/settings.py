@@ -38,8 +38,26 @@ DOWNLOAD_TIMEOUT = 30
 DNS_TIMEOUT = 15
 # Scrapy default: 20. Long redirect chains are a trap; 10 hops is plenty for real sites.
 REDIRECT_MAX_TIMES = 10
-# Scrapy default: 2. Kept explicit: one try plus two retries, with Retry-After honoured below.
+# Scrapy default: 2. Kept explicit: one try plus two retries (5xx, 408, 429, resets, timeouts).
+# Scrapy retries at once, without backoff and without reading Retry-After (see docs/limits.md).
 RETRY_TIMES = 2
+# Scrapy default: [500, 502, 503, 504, 522, 524, 408, 429]. Kept explicit; other 4xx are recorded at once.
+RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
+# Scrapy default: True. Kept explicit: a body shorter than its Content-Length (a lie, a reset)
+# is recorded as network_error instead of being parsed as if it were the whole feed.
+DOWNLOAD_FAIL_ON_DATALOSS = True
+# feedcensus: URLs longer than this (8 KiB) are not requested; recorded as invalid_url.
+FEEDCENSUS_MAX_URL_LENGTH = 8192
+# Scrapy default: 2083. 0 disables Scrapy's UrlLengthMiddleware, which drops long links from
+# callbacks silently (no errback, so no fetch_log row); FEEDCENSUS_MAX_URL_LENGTH records them instead.
+URLLENGTH_LIMIT = 0
+# Scrapy default: True. Kept explicit: the network-safety middleware resolves a name through this
+# cache, so the address it checks is the one the download connects to (no DNS rebinding in between).
+DNSCACHE_ENABLED = True
+# Scrapy default: 100 s. A <meta http-equiv=refresh> with a longer delay is not followed.
+METAREFRESH_MAXDELAY = 100
+# Scrapy default: 60 s. AutoThrottle never waits longer than this between requests to one site.
+AUTOTHROTTLE_MAX_DELAY = 60.0
 
 # --- Components --------------------------------------------------------------------
 SPIDER_MIDDLEWARES = {
@@ -63,7 +81,11 @@ EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,
     # Progress lines / live progress and the end-of-crawl summary.
     "crawler.progress.Progress": 500,
+    # With --resume: journals every scheduled request so a killed crawl can continue.
+    "crawler.resume.CrawlJournal": 510,
 }
+# Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
+DUPEFILTER_CLASS = "crawler.resume.ResumeDupeFilter"
 
 # --- Engine ---------------------------------------------------------------------------
 # Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable.
@@ -96,5 +118,7 @@ FEEDCENSUS_GUESS = False
 FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH = 5
 # Refuse URLs found in content that resolve to private, loopback or link-local addresses.
 FEEDCENSUS_ALLOW_PRIVATE_NETWORKS = False
+# Folder of the resumable state (--resume); empty: the crawl cannot be resumed.
+FEEDCENSUS_RESUME_DIR = ""
 # Seconds between progress log lines when not on a terminal.
 FEEDCENSUS_PROGRESS_INTERVAL = 30.0

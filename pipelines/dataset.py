@@ -12,12 +12,12 @@ object stores, where a PUT is atomic, the final name is written directly.
 
 from __future__ import annotations
 
+import json
 import logging
 import posixpath
 import secrets
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 #: Parquet row group size: large enough for fast scans, small enough to stream.
 ROW_GROUP_ROWS = 128 * 1024
+#: Hidden file in a partition folder while a run writes into it; ``compact`` skips such partitions.
+RUNNING_MARKER = ".running"
 
 
 def resolve_root(out: str) -> tuple[pafs.FileSystem, str]:
@@ -52,14 +54,17 @@ def _atomic_rename_supported(fs: pafs.FileSystem) -> bool:
     return isinstance(fs, pafs.LocalFileSystem)
 
 
-@dataclass
-class _Buffer:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    since: float = field(default_factory=time.monotonic)
-
-
 class DatasetWriter:
-    """Buffers rows per table and writes them as Parquet files of one run."""
+    """Buffers rows of one run and writes them in commits of Parquet files.
+
+    A commit writes one file per table that has rows, all under hidden
+    temporary names, renames them into place, then records a marker
+    ``<root>/_commits/job_id=<job>/<seq>-<token>.json`` naming the files. A
+    crawl killed mid-commit leaves files without a marker; ``resume=True``
+    deletes them (and stray temporary files) before writing again, so a
+    resumed run never holds half of a commit. Rows of one feed always travel
+    in one commit, so a feed is either wholly in the dataset or not at all.
+    """
 
     def __init__(
         self,
@@ -68,65 +73,126 @@ class DatasetWriter:
         *,
         batch_rows: int = 20000,
         flush_seconds: float = 30.0,
+        resume: bool = False,
     ) -> None:
         self.fs, self.root = resolve_root(out)
         self.out = out
         self.job_id = job_id
         self.batch_rows = batch_rows
         self.flush_seconds = flush_seconds
-        self._buffers: dict[str, _Buffer] = {t: _Buffer() for t in TABLES}
+        self._rows: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
+        self._pending = 0
+        self._since = time.monotonic()
         self._schemas = {t: arrow_schema(t) for t in TABLES}
         self._seq = 0
         self._token = secrets.token_hex(4)
         self.rows_written: dict[str, int] = dict.fromkeys(TABLES, 0)
         self.files_written = 0
+        self.commits = 0
+        self._running: set[str] = set()
         self.closed = False
+        #: Called before each commit (the crawl journal syncs itself there).
+        self.before_commit: list[Callable[[], None]] = []
+        if resume:
+            self._seq = self.discard_uncommitted()
 
     def partition_dir(self, table: str) -> str:
         return f"{self.root}/{table}/{PARTITION_KEY}={self.job_id}"
 
+    @property
+    def commit_dir(self) -> str:
+        return f"{self.root}/_commits/{PARTITION_KEY}={self.job_id}"
+
     def write(self, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        buf = self._buffers[table]
-        buf.rows.extend(rows)  # type: ignore[arg-type]
-        if len(buf.rows) >= self.batch_rows:
-            self.flush(table)
+        self.write_many({table: rows})
+
+    def write_many(self, tables: Mapping[str, Iterable[Mapping[str, Any]]]) -> None:
+        """Buffer rows of several tables; they land in the same commit."""
+        for table, rows in tables.items():
+            buf = self._rows[table]
+            before = len(buf)
+            buf.extend(rows)  # type: ignore[arg-type]
+            self._pending += len(buf) - before
+        if self._pending >= self.batch_rows:
+            self.flush()
 
     def flush_due(self) -> None:
-        """Write every table whose buffer is older than ``flush_seconds``."""
-        now = time.monotonic()
-        for table, buf in self._buffers.items():
-            if buf.rows and now - buf.since >= self.flush_seconds:
-                self.flush(table)
+        """Commit if the oldest buffered row is older than ``flush_seconds``."""
+        if self._pending and time.monotonic() - self._since >= self.flush_seconds:
+            self.flush()
 
-    def flush(self, table: str | None = None) -> None:
-        for name in [table] if table else list(self._buffers):
-            buf = self._buffers[name]
-            if buf.rows:
-                rows, self._buffers[name] = buf.rows, _Buffer()
-                self._write_file(name, rows)
-            else:
-                buf.since = time.monotonic()
+    def flush(self) -> None:
+        """Commit every buffered row now."""
+        if not self._pending:
+            self._since = time.monotonic()
+            return
+        rows, self._rows = self._rows, {t: [] for t in TABLES}
+        self._pending = 0
+        self._since = time.monotonic()
+        for hook in self.before_commit:
+            hook()
+        self._commit({t: r for t, r in rows.items() if r})
 
     def close(self) -> None:
         if not self.closed:
             self.flush()
             self.closed = True
+            for directory in sorted(self._running):
+                self.fs.delete_file(f"{directory}/{RUNNING_MARKER}")
+            self._running.clear()
 
-    def _write_file(self, table: str, rows: list[dict[str, Any]]) -> None:
-        schema = self._schemas[table]
-        batch = pa.RecordBatch.from_pylist(rows, schema=schema)
-        directory = self.partition_dir(table)
-        self.fs.create_dir(directory, recursive=True)
+    def _mark_running(self, directory: str) -> None:
+        """Put the ``.running`` marker in a partition folder before the run's first file lands there."""
+        if directory not in self._running:
+            with self.fs.open_output_stream(f"{directory}/{RUNNING_MARKER}") as sink:
+                sink.write(json.dumps({"job_id": self.job_id, "token": self._token}).encode())
+            self._running.add(directory)
+
+    def _commit(self, tables: dict[str, list[dict[str, Any]]]) -> None:
         self._seq += 1
         name = f"part-{self._seq:06d}-{self._token}.parquet"
-        final = f"{directory}/{name}"
-        target = f"{directory}/.{name}.tmp" if _atomic_rename_supported(self.fs) else final
-        with self.fs.open_output_stream(target) as sink:
-            pq.write_table(pa.Table.from_batches([batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
-        if target != final:
-            self.fs.move(target, final)
-        self.rows_written[table] += len(rows)
-        self.files_written += 1
+        atomic = _atomic_rename_supported(self.fs)
+        written: list[tuple[str, str, int]] = []
+        for table, rows in tables.items():
+            directory = self.partition_dir(table)
+            self.fs.create_dir(directory, recursive=True)
+            self._mark_running(directory)
+            final = f"{directory}/{name}"
+            target = f"{directory}/.{name}.tmp" if atomic else final
+            batch = pa.RecordBatch.from_pylist(rows, schema=self._schemas[table])
+            with self.fs.open_output_stream(target) as sink:
+                pq.write_table(pa.Table.from_batches([batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+            written.append((target, final, len(rows)))
+        for target, final, _ in written:
+            if target != final:
+                self.fs.move(target, final)
+        self.fs.create_dir(self.commit_dir, recursive=True)
+        marker = {"seq": self._seq, "files": {t: n for t, (_, _, n) in zip(tables, written, strict=True)}}
+        with self.fs.open_output_stream(f"{self.commit_dir}/{self._seq:06d}-{self._token}.json") as sink:
+            sink.write(json.dumps(marker).encode())
+        for table, (_, _, n) in zip(tables, written, strict=True):
+            self.rows_written[table] += n
+        self.files_written += len(written)
+        self.commits += 1
+
+    def discard_uncommitted(self) -> int:
+        """Delete this job's files that no commit marker names; return the highest committed seq."""
+        committed: set[str] = set()
+        top = 0
+        for info in self.fs.get_file_info(pafs.FileSelector(self.commit_dir, allow_not_found=True)):
+            stem = info.base_name.removesuffix(".json")
+            if info.base_name.endswith(".json") and "-" in stem:
+                committed.add(stem)
+                top = max(top, int(stem.split("-", 1)[0]))
+        for table in TABLES:
+            selector = pafs.FileSelector(self.partition_dir(table), allow_not_found=True)
+            for info in self.fs.get_file_info(selector):
+                base = info.base_name
+                stem = base.removeprefix("part-").removesuffix(".parquet")
+                if base.startswith(".") or (base.startswith("part-") and stem not in committed):
+                    logger.warning("resume: removing %s (not part of a finished commit)", info.path)
+                    self.fs.delete_file(info.path)
+        return top
 
 
 # --- reading ---------------------------------------------------------------------

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: All rows of one feed document (table -> rows), held together so they land in one commit.
+Held = dict[str, list[Row]]
+
 ADVERTISES = "advertises"
 DOES_NOT_ADVERTISE = "does_not_advertise"
 PAGE_UNREACHABLE = "page_unreachable"
@@ -47,23 +50,24 @@ class ReflexiveTracker:
     def __init__(self) -> None:
         #: page key -> keys of the feeds it advertises; None when the page could not be read.
         self.pages: dict[str, frozenset[str] | None] = {}
-        #: page key -> [(held feeds row, keys the feed is known by)]
-        self.waiting: dict[str, list[tuple[Row, frozenset[str]]]] = {}
+        #: page key -> [(held rows of one feed, keys the feed is known by)]
+        self.waiting: dict[str, list[tuple[Held, frozenset[str]]]] = {}
 
-    def page_seen(self, urls: Iterable[str], advertised: Iterable[str] | None) -> list[Row]:
-        """Record a page (under all its URLs) and release the rows waiting for it."""
+    def page_seen(self, urls: Iterable[str], advertised: Iterable[str] | None) -> list[Held]:
+        """Record a page (under all its URLs) and release the feeds waiting for it."""
         hrefs = None if advertised is None else frozenset(url_key(h) for h in advertised)
-        released: list[Row] = []
+        released: list[Held] = []
         for url in urls:
             key = url_key(url)
             self.pages.setdefault(key, hrefs)
-            for row, aliases in self.waiting.pop(key, ()):
-                row["reflexive"] = self._verdict(hrefs, aliases)
-                released.append(row)
+            for held, aliases in self.waiting.pop(key, ()):
+                held["feeds"][0]["reflexive"] = self._verdict(hrefs, aliases)
+                released.append(held)
         return released
 
-    def wait(self, row: Row, page_url: str, aliases: Iterable[str]) -> str:
-        """Hold ``row`` for ``page_url``. Returns 'done' (row completed now), 'fetch' or 'pending'."""
+    def wait(self, held: Held, page_url: str, aliases: Iterable[str]) -> str:
+        """Hold a feed's rows for ``page_url``. Returns 'done' (verdict set now), 'fetch' or 'pending'."""
+        row = held["feeds"][0]
         if not page_url:
             row["reflexive"] = NO_LINK
             return "done"
@@ -73,18 +77,18 @@ class ReflexiveTracker:
             row["reflexive"] = self._verdict(self.pages[key], keys)
             return "done"
         first = key not in self.waiting
-        self.waiting.setdefault(key, []).append((row, keys))
+        self.waiting.setdefault(key, []).append((held, keys))
         return "fetch" if first else "pending"
 
-    def drain(self) -> list[Row]:
-        """Release every row still waiting (their page never answered)."""
-        rows = []
+    def drain(self) -> list[Held]:
+        """Release every feed still waiting (its page never answered)."""
+        released = []
         for entries in self.waiting.values():
-            for row, _ in entries:
-                row["reflexive"] = PAGE_UNREACHABLE
-                rows.append(row)
+            for held, _ in entries:
+                held["feeds"][0]["reflexive"] = PAGE_UNREACHABLE
+                released.append(held)
         self.waiting.clear()
-        return rows
+        return released
 
     @staticmethod
     def _verdict(advertised: frozenset[str] | None, feed_keys: frozenset[str]) -> str:
@@ -129,17 +133,43 @@ class ReflexivePipeline:
             self._release(self.tracker.page_seen({item.url, item.final_url or item.url}, advertised))
         return item
 
+    def open_spider(self) -> None:
+        """On a resumed crawl, learn the pages the interrupted run already looked at."""
+        from crawler.resume import resume_state
+        from pipelines.dataset import open_table
+
+        state = resume_state(self.crawler)
+        if state is None or not state.done:
+            return
+        writer = dataset_for(self.crawler)
+        links = open_table(writer.out, "links", writer.job_id).to_table(columns=["page_url", "href"]).to_pylist()
+        log = open_table(writer.out, "fetch_log", writer.job_id).to_table(
+            columns=["url", "final_url", "outcome"]).to_pylist()
+        advertised: dict[str, list[str]] = {}
+        for row in links:
+            if row["href"]:
+                advertised.setdefault(row["page_url"], []).append(row["href"])
+        for row in log:
+            if row["outcome"] == "duplicate":
+                continue
+            urls = {row["url"], row["final_url"] or row["url"]}
+            if row["outcome"] in _FAILED:
+                self.tracker.page_seen(urls, None)
+            else:
+                self.tracker.page_seen(urls, advertised.get(row["final_url"] or row["url"], []))
+
     def close_spider(self) -> None:
         self._release(self.tracker.drain())
 
     def _hold(self, item: TableRows) -> None:
-        (row,) = item.rows.pop("feeds")
         page = item.reflexive_page or ""
-        state = self.tracker.wait(row, page, item.feed_aliases)
+        state = self.tracker.wait(item.rows, page, item.feed_aliases)
         if state == "done":
-            item.rows["feeds"] = [row]
-        elif state == "fetch":
-            self._request_page(page, row["url"])
+            return
+        feed_url = item.rows["feeds"][0]["url"]
+        item.rows = {}  # held: written when the page has answered
+        if state == "fetch":
+            self._request_page(page, feed_url)
 
     def _request_page(self, page: str, feed_url: str) -> None:
         from scrapy import Request
@@ -150,6 +180,7 @@ class ReflexivePipeline:
         assert self.crawler.engine is not None
         self.crawler.engine.crawl(request)
 
-    def _release(self, rows: list[Row]) -> None:
-        if rows:
-            dataset_for(self.crawler).write("feeds", rows)
+    def _release(self, held: list[Held]) -> None:
+        writer = dataset_for(self.crawler)
+        for rows in held:
+            writer.write_many(rows)

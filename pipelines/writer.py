@@ -44,6 +44,7 @@ def dataset_for(crawler: Crawler) -> DatasetWriter:
             settings.get("FEEDCENSUS_JOB_ID") or default_job_id(),
             batch_rows=settings.getint("FEEDCENSUS_BATCH_ROWS"),
             flush_seconds=settings.getfloat("FEEDCENSUS_FLUSH_SECONDS"),
+            resume=bool(settings.get("FEEDCENSUS_RESUME_DIR")),
         )
         _WRITERS[crawler] = writer
 
@@ -77,8 +78,7 @@ class ParquetPipeline:
     def process_item(self, item: Any) -> Any:
         ds = self.dataset
         if isinstance(item, TableRows):
-            for table, rows in item.rows.items():
-                ds.write(table, rows)
+            ds.write_many(item.rows)
         elif isinstance(item, PageLinks):
             ds.write("links", link_rows(item))
         elif isinstance(item, FetchRecord):
@@ -92,6 +92,8 @@ class ParquetPipeline:
         When a redirect leads to a URL already requested, the row is for the URL first
         requested: a redirect loop when the chain came back on itself, else a duplicate.
         """
+        if request.meta.get("fc_done"):
+            return  # a resumed crawl skipping what the interrupted run already wrote
         ctx = request.meta.get("fc", {})
         redirects = request.meta.get("redirect_urls") or []
         if redirects:

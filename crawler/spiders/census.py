@@ -22,6 +22,7 @@ from scrapy import Request, Spider
 from crawler.items import FeedDocument, FetchRecord
 from crawler.opml import OpmlDocument, parse_opml
 from crawler.outcomes import classify_failure, one_line
+from crawler.resume import resume_state
 from crawler.seeds import read_seeds_file
 from pipelines.feedparse import sniff
 
@@ -142,16 +143,27 @@ class CensusSpider(Spider):
                         self.input_hosts.add(host.lower())
 
         self.crawler.stats.set_value("feedcensus/inputs", len(inputs) + len(local_opml) + len(records))
+        state = resume_state(self.crawler)
+        done = state.done if state else set()
         for rec in records:
-            self.crawler.stats.inc_value(f"feedcensus/outcome/{rec.outcome}")
-            yield rec
+            if rec.url not in done:
+                self.crawler.stats.inc_value(f"feedcensus/outcome/{rec.outcome}")
+                yield rec
         for path, doc in local_opml:
-            yield self._opml_record(path, None, doc, "opml", path, 0, bytes_=None)
+            if path not in done:
+                yield self._opml_record(path, None, doc, "opml", path, 0, bytes_=None)
             for out in self._expand_opml(doc, path, depth=0, include_depth=0):
                 yield out
         for u, via, source in inputs:
             kind = {"seed": "page", "opml": "opml", "url": "any"}[via]
-            yield self.request(u, via=via, source=source, depth=0, kind=kind)
+            if (req := self.request(u, via=via, source=source, depth=0, kind=kind)) is not None:
+                yield req
+        if state is not None:
+            # Everything the interrupted run scheduled; the duplicate filter drops what it wrote.
+            for entry in state.journal:
+                fc = entry.get("fc") or {}
+                yield Request(entry["url"], callback=self.parse, errback=self.on_error, meta={"fc": fc},
+                              priority=-int(fc.get("depth") or 0))
 
     # --- requests ------------------------------------------------------------------
 
@@ -163,6 +175,9 @@ class CensusSpider(Spider):
         if problem is not None:
             outcome, reason = problem
             self.crawler.stats.inc_value(f"feedcensus/outcome/{outcome}")
+            state = resume_state(self.crawler)
+            if state is not None and url in state.done:
+                return None
             return FetchRecord(url=url, outcome=outcome, error=reason, source=source, discovered_via=via, depth=depth)
         meta = {"fc": {"via": via, "source": source, "depth": depth, "kind": kind, **extra}}
         return Request(url, callback=self.parse, errback=self.on_error, meta=meta, priority=-depth)
@@ -294,26 +309,19 @@ class CensusSpider(Spider):
 
     def _expand_opml(self, doc: OpmlDocument, source: str, *, depth: int, include_depth: int) -> Iterator[Any]:
         pages = self.settings.getbool("FEEDCENSUS_OPML_PAGES")
+        out: list[Request | FetchRecord | None] = []
         for outline in doc.outlines:
             if outline.xml_url:
-                yield self.request(outline.xml_url, via="opml", source=source, depth=depth + 1, kind="feed")
-                if outline.html_url and pages:
-                    yield self.request(outline.html_url, via="opml-page", source=source, depth=depth + 1, kind="page")
-            elif outline.html_url:
-                yield self.request(outline.html_url, via="opml-page", source=source, depth=depth + 1, kind="page")
+                out.append(self.request(outline.xml_url, via="opml", source=source, depth=depth + 1, kind="feed"))
+            if outline.html_url and (pages or not outline.xml_url):
+                out.append(self.request(outline.html_url, via="opml-page", source=source, depth=depth + 1, kind="page"))
         max_includes = self.settings.getint("FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH")
         for inc in doc.includes:
             if include_depth >= max_includes:
                 self.crawler.stats.inc_value("feedcensus/outcome/refused")
-                yield FetchRecord(
-                    url=inc,
-                    outcome="refused",
-                    error=f"OPML include deeper than {max_includes}",
-                    source=source,
-                    discovered_via="include",
-                    depth=depth + 1,
-                )
-                continue
-            yield self.request(
-                inc, via="include", source=source, depth=depth + 1, kind="opml", include_depth=include_depth + 1
-            )
+                out.append(FetchRecord(url=inc, outcome="refused", error=f"OPML include deeper than {max_includes}",
+                                       source=source, discovered_via="include", depth=depth + 1))
+            else:
+                out.append(self.request(inc, via="include", source=source, depth=depth + 1, kind="opml",
+                                        include_depth=include_depth + 1))
+        yield from (o for o in out if o is not None)
