@@ -5,24 +5,25 @@ on every HTML response the spider marked, hands a ``PageLinks`` item to the
 pipelines and yields requests for the feeds the page advertises.
 
 ``NetworkSafetyMiddleware`` (downloader middleware) refuses requests the crawl
-must not make: non-http(s) schemes, and URLs found in fetched content that
-point at loopback, private, link-local or cloud-metadata addresses, unless
-their host is one the user named in the inputs.
+must not make: non-http(s) schemes, over-long URLs, and URLs found in fetched
+content that point at (or resolve to) loopback, private, link-local or
+cloud-metadata addresses, unless their host is one the user named in the
+inputs. The decisions are ``crawler.netsafety``'s, which is pure.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CannotResolveHostError, NotConfigured
 
 from crawler.discovery import discover
+from crawler.guess import guess_feed_urls
 from crawler.items import PageLinks
+from crawler.netsafety import DEFAULT_MAX_URL_LENGTH, addresses_reason, check_request_url, needs_resolution
 from crawler.outcomes import RefusedRequest
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class AutodiscoveryMiddleware:
         self.crawler = crawler
         self.stats = crawler.stats
         self.follow_body = settings.getbool("FEEDCENSUS_FOLLOW_BODY_LINKS")
+        self.guess = settings.getbool("FEEDCENSUS_GUESS")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -88,49 +90,52 @@ class AutodiscoveryMiddleware:
                 stats.inc_value("autodiscovery/followed")
                 meta = {"fc": {"via": "autodiscovery", "source": response.url, "depth": depth, "kind": "feed"}}
                 yield Request(link.href, meta=meta, errback=getattr(spider, "on_error", None), priority=-depth)
-
-
-#: Networks that URLs found in content may not reach (besides what ipaddress calls private).
-_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "instance-data"})
-
-
-def private_reason(host: str) -> str | None:
-    """Why ``host`` is off-limits for content-derived URLs, or None when it is public."""
-    h = host.strip("[]").lower().rstrip(".")
-    if h == "localhost" or h.endswith(".localhost") or h in _METADATA_HOSTS:
-        return f"{h} is a local or metadata host"
-    try:
-        ip = ipaddress.ip_address(h)
-    except ValueError:
-        return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_multicast or ip.is_unspecified:
-        return f"{h} is a loopback, private, link-local or reserved address"
-    return None
+        if self.guess and not links and ctx.get("via") != "guess":
+            for url in guess_feed_urls(response.body, response.url, headers):
+                stats.inc_value("autodiscovery/guessed")
+                meta = {"fc": {"via": "guess", "source": response.url, "depth": depth, "kind": "feed"}}
+                yield Request(url, meta=meta, errback=getattr(spider, "on_error", None), priority=-depth - 1)
 
 
 class NetworkSafetyMiddleware:
-    """Refuses non-http(s) requests and private targets that came from content."""
+    """Refuses what ``crawler.netsafety`` says the crawl must not fetch; resolves names first.
+
+    A refused request fails with :class:`RefusedRequest` before any connection
+    is made, so the spider's errback records it (``refused``,
+    ``unsupported_scheme`` or ``invalid_url``). A name that is not an input host
+    is resolved through the reactor's resolver (Scrapy's caching resolver, so
+    the address checked is the one the download then connects to).
+    """
 
     def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
         self.crawler = crawler
-        self.allow_private = crawler.settings.getbool("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS")
+        self.allow_private = settings.getbool("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS")
+        self.max_length = settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def process_request(self, request: Request) -> None:
-        parts = urlsplit(request.url)
-        if parts.scheme not in ("http", "https"):
-            raise RefusedRequest(f"only http and https are fetched, not {parts.scheme}:", outcome="unsupported_scheme")
-        if self.allow_private:
+    async def process_request(self, request: Request) -> None:
+        trusted = getattr(self.crawler.spider, "input_hosts", None) or set()
+        refusal = check_request_url(
+            request.url, trusted_hosts=trusted, allow_private=self.allow_private, max_length=self.max_length
+        )
+        if refusal is not None:
+            self.crawler.stats.inc_value(f"netsafety/{refusal.outcome}")
+            raise RefusedRequest(refusal.reason, outcome=refusal.outcome)
+        name = needs_resolution(request.url, trusted_hosts=trusted, allow_private=self.allow_private)
+        if name is None:
             return
-        host = (parts.hostname or "").lower()
-        allowed = getattr(self.crawler.spider, "input_hosts", set())
-        if host in allowed:
-            return
-        reason = private_reason(host)
-        if reason:
-            raise RefusedRequest(f"refused: {reason} (found in content; pass --allow-private-networks to allow)")
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import reactor
+
+        try:
+            address = await maybe_deferred_to_future(reactor.resolve(name))  # type: ignore[attr-defined]
+        except Exception as exc:  # the download would fail the same way; say so once
+            raise CannotResolveHostError(f"DNS lookup failed for {name}: {type(exc).__name__}") from None
+        why = addresses_reason(name, [address])
+        if why:
+            self.crawler.stats.inc_value("netsafety/refused")
+            raise RefusedRequest(f"refused: {why} (found in content; --allow-private-networks allows it)")

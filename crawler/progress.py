@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: fetch_log outcomes that are not errors.
-OK_OUTCOMES = ("feed", "page", "opml", "duplicate")
+OK_OUTCOMES = ("feed", "page", "opml", "duplicate", "robots")
 
 
 def outcome_counts(stats: dict[str, Any]) -> dict[str, int]:

@@ -65,6 +65,8 @@ SPIDER_MIDDLEWARES = {
     "crawler.middlewares.AutodiscoveryMiddleware": 950,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # Records Scrapy's own robots.txt requests in fetch_log (next to the engine: after retries).
+    "crawler.robotslog.RobotsLogMiddleware": 40,
     # Refuses private/loopback targets found in content, and non-http(s) schemes.
     "crawler.middlewares.NetworkSafetyMiddleware": 50,
 }
