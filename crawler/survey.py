@@ -1,47 +1,76 @@
-"""The element-usage survey of a dataset (DuckDB over the Parquet tables).
+"""The survey report of a crawl: DuckDB over the Parquet tables of one job.
 
-For RSS feeds: the share of feeds whose channel has each element; for items,
-the share of feeds where any item has it and the share of items that have
-it; feeds counted by format and version. The RSS Advisory Board's published
-figures (the 1,933-feed survey behind the RSS Best Practices Profile) stand
-beside ours where it published one.
+:func:`compute` aggregates one job (default: the latest) into a
+:class:`~crawler.report.model.Survey` of tables; :func:`run` renders it as
+Markdown and, with ``report_dir``, also writes ``survey.md``, ``survey.html``
+(self-contained, inline SVG charts) and one CSV per table there.
+
+Definitions (``n`` = feeds of the chosen format in the job, one row per URL):
+
+* Channel elements: share of the ``n`` feeds whose channel has the element
+  (element_usage scope ``channel``, attributes excluded).
+* Item elements: share of the ``n`` feeds where any item has it, and share of
+  items, ``sum(items_with) / sum(item_count)``.
+* Case variants: a name that differs from a known name
+  (:data:`crawler.report.reference.KNOWN_NAMES`) only by ASCII case is counted
+  in the known name's row, and the row lists the variants it merged. Per feed,
+  the merged ``items_with`` is capped at the feed's item count.
+* Every table is complete and stably sorted: by feeds (or items, links)
+  descending, then by name ascending (binary order).
+* Percentages are rounded to two decimals; an empty denominator gives none.
+
+All aggregation happens in DuckDB; Python only walks result rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
+from crawler.report.model import Chart, Column, Survey, Table
+from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
 from pipelines.dataset import list_jobs, open_table
+from schemas.namespaces import PREFIXES
+from schemas.tables import TABLES, arrow_schema
 
-#: The RSS Advisory Board's survey of 1,933 feeds (RSS Best Practices Profile), in percent.
-BOARD_CHANNEL = {
-    "dc:language": 36.0,
-    "atom:link": 15.0,
-    "ttl": 21.0,
-    "textInput": 0.31,
-    "rating": 0.26,
-    "skipDays": 0.10,
+__all__ = ["Survey", "SurveyError", "compute", "connect", "run"]
+
+#: The date forms of ``items.date_form``, in the order the report lists them.
+DATE_FORMS: dict[str, str] = {
+    "rfc822-universal": 'RFC 822 in one of the profile\'s three universal forms ("... +0000", "-0000", "GMT")',
+    "rfc822-other-zone": "RFC 822 with another time zone",
+    "rfc822-2digit-year": "RFC 822 with a two-digit year",
+    "iso8601": "ISO 8601 / W3C-DTF (dc:date, Atom)",
+    "other-parsed": "another form that could still be parsed",
+    "unparsed": "could not be parsed",
 }
-BOARD_ITEM = {"dc:creator": 42.7, "wfw:commentRss": 34.3, "source": 3.0}
-#: A 2005 survey of 5,162 RSS feeds, in percent of feeds.
-SURVEY_2005_CHANNEL = {"ttl": 11.7, "skipHours": 2.5, "textInput": 1.0, "cloud": 0.7, "skipDays": 0.5, "rating": 0.4}
+NO_DATE = "(no date)"
+#: How headings name the formats.
+FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "rdf": "RSS 1.0 (RDF)"}
+#: Reflexive autodiscovery verdicts, in the order the report lists them.
+REFLEXIVE = ("advertises", "does_not_advertise", "page_unreachable", "no_link")
+NOT_CHECKED = "(not checked)"
+#: Link media types (lower-cased, parameters removed) -> the kind of feed advertised.
+LINK_KINDS = {"application/rss+xml": "RSS", "application/atom+xml": "Atom", "application/rdf+xml": "RDF"}
 
 
 class SurveyError(Exception):
     """The dataset cannot be surveyed (missing, empty, unknown job)."""
 
 
-@dataclass
-class Survey:
-    job_id: str
-    formats: list[dict[str, Any]] = field(default_factory=list)
-    channel: list[dict[str, Any]] = field(default_factory=list)
-    items: list[dict[str, Any]] = field(default_factory=list)
-    rss_feeds: int = 0
-    rss_items: int = 0
+# --- reading ---------------------------------------------------------------------------
+
+
+def _arrow(out: str, table: str, job: str) -> Any:
+    """The pyarrow dataset of one table of one job; an empty table when the job wrote none."""
+    try:
+        return open_table(out, table, job)
+    except FileNotFoundError:
+        return pa.table({f.name: pa.array([], type=f.type) for f in TABLES[table]}, schema=arrow_schema(table))
 
 
 def connect(out: str, job_id: str | None = None) -> tuple[duckdb.DuckDBPyConnection, str]:
@@ -53,10 +82,9 @@ def connect(out: str, job_id: str | None = None) -> tuple[duckdb.DuckDBPyConnect
     if job not in jobs:
         raise SurveyError(f"no job {job!r} in {out}; jobs: {', '.join(jobs)}")
     con = duckdb.connect()
-    for table in ("feeds", "items", "element_usage", "links", "conformance", "fetch_log"):
-        arrow = open_table(out, table, job).to_table()
-        con.register(f"{table}_arrow", arrow)
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM {table}_arrow")
+    con.execute("SET enable_progress_bar = false")
+    for table in TABLES:
+        con.register(table, _arrow(out, table, job))
     return con, job
 
 
@@ -66,107 +94,637 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = N
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
-def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
-    con, job = connect(out, job_id)
-    s = Survey(job_id=job)
-    s.formats = _rows(
-        con,
-        """
-        SELECT format, coalesce(version, '') AS version, count(*) AS feeds,
-               sum(CASE WHEN well_formed THEN 0 ELSE 1 END) AS not_well_formed
-        FROM feeds GROUP BY ALL ORDER BY feeds DESC, format, version""",
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> Any:
+    row = con.execute(sql, params or []).fetchone()
+    return row[0] if row else None
+
+
+def pct(part: int | float | None, whole: int | float | None) -> float | None:
+    """``100 * part / whole`` rounded to two decimals; None when ``whole`` is 0 or missing."""
+    if not whole or part is None:
+        return None
+    return round(100.0 * part / whole, 2)
+
+
+def _add_pct(rows: list[dict[str, Any]], key: str, new: str, whole: int | float | None) -> None:
+    for r in rows:
+        r[new] = pct(r[key], whole)
+
+
+# --- the tables ---------------------------------------------------------------------------
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
+    """Temporary tables: ``f`` (feeds, one row per URL), ``sel`` (feeds of ``fmt``), ``use`` (their usage)."""
+    con.execute(
+        """CREATE TEMP TABLE f AS
+           SELECT url, format, version, well_formed, item_count, reflexive, content_type_ok, self_url, self_url_matches
+           FROM feeds QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at, final_url) = 1"""
     )
-    s.rss_feeds = con.execute("SELECT count(*) FROM feeds WHERE format = ?", [fmt]).fetchone()[0]  # type: ignore[index]
-    s.rss_items = con.execute("SELECT coalesce(sum(item_count), 0) FROM feeds WHERE format = ?", [fmt]).fetchone()[0]  # type: ignore[index]
-    s.channel = _rows(
-        con,
-        """
-        SELECT u.element, count(DISTINCT u.feed_url) AS feeds,
-               round(100.0 * count(DISTINCT u.feed_url) / ?, 2) AS pct_feeds
-        FROM element_usage u JOIN feeds f ON f.url = u.feed_url
-        WHERE f.format = ? AND u.scope = 'channel' AND position('@' IN u.element) = 0
-        GROUP BY u.element ORDER BY feeds DESC, u.element""",
-        [max(s.rss_feeds, 1), fmt],
+    con.execute("CREATE TEMP TABLE sel AS SELECT url, item_count FROM f WHERE format = ?", [fmt])
+    con.execute(
+        """CREATE TEMP TABLE use AS
+           SELECT u.feed_url, u.scope, u.element, u.count, u.items_with, u.defined, s.item_count
+           FROM element_usage u JOIN sel s ON s.url = u.feed_url"""
     )
-    s.items = _rows(
-        con,
-        """
-        SELECT u.element, count(DISTINCT u.feed_url) AS feeds,
-               round(100.0 * count(DISTINCT u.feed_url) / ?, 2) AS pct_feeds,
-               sum(u.items_with) AS items, round(100.0 * sum(u.items_with) / ?, 2) AS pct_items
-        FROM element_usage u JOIN feeds f ON f.url = u.feed_url
-        WHERE f.format = ? AND u.scope = 'item' AND position('@' IN u.element) = 0
-        GROUP BY u.element ORDER BY feeds DESC, u.element""",
-        [max(s.rss_feeds, 1), max(s.rss_items, 1), fmt],
+    names = known_names(fmt)
+    known = pa.table({"canon": list(names), "key": [n.lower() for n in names]})
+    con.register("known_arrow", known)
+    con.execute("CREATE TEMP TABLE known AS SELECT canon, key FROM known_arrow")
+    # Per distinct name (a few thousand at most): its known spelling and its namespace.
+    con.execute(
+        """CREATE TEMP TABLE names AS
+           SELECT n.element, coalesce(k.canon, n.element) AS canon,
+                  split_part(n.element, '@', 1) AS el,
+                  CASE WHEN starts_with(n.element, '{') THEN split_part(substr(n.element, 2), '}', 1)
+                       WHEN contains(split_part(n.element, '@', 1), ':') THEN split_part(n.element, ':', 1)
+                  END AS namespace
+           FROM (SELECT DISTINCT element FROM use) n LEFT JOIN known k ON k.key = lower(n.element)"""
     )
-    for row in s.channel:
-        row["board_pct"] = BOARD_CHANNEL.get(row["element"])
-    for row in s.items:
-        row["board_pct"] = BOARD_ITEM.get(row["element"])
-    return s
 
 
-def markdown_table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
-    def cell(v: Any) -> str:
-        if v is None:
-            return ""
-        if isinstance(v, float):
-            return f"{v:.2f}"
-        return str(v).replace("|", "\\|")
+def element_rows(con: duckdb.DuckDBPyConnection, scope: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """(rows of element, feeds, items; variants merged per row) for the elements at ``scope``."""
+    base = """
+        WITH u AS (
+            SELECT x.feed_url, x.element AS written, n.canon AS element, x.items_with, x.item_count,
+                   x.defined = false AND x.element = n.canon AS undefined
+            FROM use x JOIN names n ON n.element = x.element
+            WHERE x.scope = ? AND NOT contains(x.element, '@')
+        )"""
+    rows = _rows(
+        con,
+        base
+        + """, per_feed AS (
+            SELECT element, feed_url, least(sum(coalesce(items_with, 0)), max(item_count)) AS items_with,
+                   bool_or(coalesce(undefined, false)) AS undefined
+            FROM u GROUP BY element, feed_url
+        )
+        SELECT element, count(*) AS feeds, sum(items_with)::BIGINT AS items,
+               CASE WHEN bool_or(undefined) THEN 'undefined' ELSE '' END AS flag
+        FROM per_feed GROUP BY element ORDER BY feeds DESC, element""",
+        [scope],
+    )
+    variants: dict[str, list[str]] = {}
+    for v in _rows(
+        con,
+        base
+        + """
+        SELECT element, written, count(DISTINCT feed_url) AS feeds FROM u WHERE written <> element
+        GROUP BY element, written ORDER BY element, feeds DESC, written""",
+        [scope],
+    ):
+        variants.setdefault(v["element"], []).append(f"{v['written']} ({v['feeds']} feeds)")
+    return rows, variants
 
-    head = "| " + " | ".join(title for _, title in columns) + " |"
-    sep = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(cell(r.get(key)) for key, _ in columns) + " |" for r in rows]
-    return "\n".join([head, sep, *body])
 
-
-def to_markdown(s: Survey) -> str:
-    parts = [
-        f"# Feed element usage survey (job {s.job_id})",
-        "",
-        "## Formats and versions",
-        "",
-        markdown_table(
-            s.formats,
-            [("format", "format"), ("version", "version"), ("feeds", "feeds"), ("not_well_formed", "not well-formed")],
+def _formats(con: duckdb.DuckDBPyConnection, total: int) -> Table:
+    rows = _rows(
+        con,
+        """SELECT format, coalesce(version, '') AS version, count(*) AS feeds,
+                  count(*) FILTER (WHERE NOT well_formed) AS not_well_formed,
+                  sum(item_count)::BIGINT AS items
+           FROM f GROUP BY ALL ORDER BY feeds DESC, format, version""",
+    )
+    for r in rows:
+        r["label"] = f"{r['format']} {r['version'] or '(no version)'}"
+    _add_pct(rows, "feeds", "pct_feeds", total)
+    return Table(
+        "formats",
+        "Formats and versions",
+        (
+            Column("format", "format"),
+            Column("version", "version"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_feeds", "% of feeds", "pct"),
+            Column("not_well_formed", "not well-formed", "int"),
+            Column("items", "items", "int"),
         ),
-        "",
-        f"## RSS channel elements ({s.rss_feeds} feeds)",
-        "",
-        markdown_table(
-            s.channel,
-            [
-                ("element", "element"),
-                ("feeds", "feeds"),
-                ("pct_feeds", "% of feeds"),
-                ("board_pct", "RSS Board 2007 %"),
-            ],
+        tuple(rows),
+        intro=f"All {total} feeds of the job, whatever the format (one row per feed URL).",
+        chart=Chart("label", "pct_feeds"),
+    )
+
+
+def _published(fmt: str, scope: str) -> dict[str, Any]:
+    if fmt != "rss":
+        return {}
+    return {p.element: p for p in PUBLISHED if p.scope == scope}
+
+
+def _element_table(con: duckdb.DuckDBPyConnection, fmt: str, scope: str, n: int, items: int) -> Table:
+    rows, variants = element_rows(con, scope)
+    published = _published(fmt, scope)
+    _add_pct(rows, "feeds", "pct_feeds", n)
+    _add_pct(rows, "items", "pct_items", items)
+    for r in rows:
+        p = published.get(r["element"])
+        r["board_2007"] = p.board_2007 if p else None
+        r["survey_2005"] = p.survey_2005 if p else None
+        r["variants"] = ", ".join(variants.get(r["element"], []))
+    cols = [Column("element", "element"), Column("feeds", "feeds", "int"), Column("pct_feeds", "% of feeds", "pct")]
+    if scope == "item":
+        cols += [Column("items", "items", "int"), Column("pct_items", "% of items", "pct")]
+    marks: tuple[tuple[str, str], ...] = ()
+    if fmt == "rss":
+        cols.append(Column("board_2007", "RSS Board 2007 %", "pct"))
+        marks = (("board_2007", "RSS Board 2007"),)
+        if scope == "channel":
+            cols.append(Column("survey_2005", "2005 survey %", "pct"))
+            marks += (("survey_2005", "2005 survey"),)
+    cols.append(Column("flag", "flag"))
+    cols.append(Column("variants", "case variants merged"))
+    notes = []
+    merged = [r for r in rows if r["variants"]]
+    if merged:
+        notes.append(
+            "Case variants merged: "
+            + "; ".join(f"{r['element']} also counts {r['variants']}" for r in merged)
+            + ". Only names that differ from a known RSS core or common extension name by letter case are merged;"
+            " the undefined-elements table lists them as written."
+        )
+    else:
+        notes.append(
+            "No case variants of known names were found (names differing from a known RSS core or common"
+            " extension name only by letter case would be merged into its row)."
+        )
+    if any(r["flag"] for r in rows):
+        notes.append(
+            "flag undefined: a name without a namespace that the format's specification does not define here, "
+            "tallied as written (see the undefined-elements table)."
+        )
+    if scope == "item" and fmt == "rss":
+        notes.append(BOARD_2007_NOTE)
+    what = "whose channel has the element" if scope == "channel" else "where any item has the element"
+    intro = f"Share of the {n} {fmt} feeds {what}"
+    intro += f"; share of their {items} items having it." if scope == "item" else "."
+    return Table(
+        f"{scope}_elements",
+        f"{FORMAT_NAMES.get(fmt, fmt)} {scope} elements ({n} feeds" + (f", {items} items)" if scope == "item" else ")"),
+        tuple(cols),
+        tuple(rows),
+        intro=intro,
+        notes=tuple(notes),
+        chart=Chart("element", "pct_feeds", marks),
+    )
+
+
+def _comparison(con: duckdb.DuckDBPyConnection, n: int, tables: dict[str, Table]) -> Table:
+    by_scope: dict[str, dict[str, dict[str, Any]]] = {
+        "channel": {r["element"]: r for r in tables["channel_elements"].rows},
+        "item": {r["element"]: r for r in tables["item_elements"].rows},
+    }
+    rows = []
+    for p in PUBLISHED:
+        if p.scope not in by_scope:
+            by_scope[p.scope] = {r["element"]: r for r in element_rows(con, p.scope)[0]}
+        ours = by_scope[p.scope].get(p.element)
+        feeds = ours["feeds"] if ours else 0
+        rows.append(
+            {
+                "element": p.element if p.scope in ("channel", "item") else f"{p.scope}/{p.element}",
+                "scope": p.scope,
+                "feeds": feeds,
+                "pct_feeds": pct(feeds, n),
+                "board_2007": p.board_2007,
+                "survey_2005": p.survey_2005,
+            }
+        )
+    return Table(
+        "published_comparison",
+        "Comparison with the published surveys",
+        (
+            Column("element", "element"),
+            Column("scope", "scope"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_feeds", "ours: % of feeds", "pct"),
+            Column("board_2007", "RSS Board 2007 % (1,933 feeds)", "pct"),
+            Column("survey_2005", "2005 survey % (5,162 feeds)", "pct"),
         ),
-        "",
-        f"## RSS item elements ({s.rss_feeds} feeds, {s.rss_items} items)",
-        "",
-        markdown_table(
-            s.items,
-            [
-                ("element", "element"),
-                ("feeds", "feeds"),
-                ("pct_feeds", "% of feeds"),
-                ("items", "items"),
-                ("pct_items", "% of items"),
-                ("board_pct", "RSS Board 2007 % of feeds"),
-            ],
+        tuple(rows),
+        intro="Every figure the two surveys published, beside ours (same definition: share of RSS feeds).",
+        notes=(BOARD_2007_NOTE,),
+        chart=Chart("element", "pct_feeds", (("board_2007", "RSS Board 2007"), ("survey_2005", "2005 survey"))),
+    )
+
+
+def _namespaces(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
+    rows = _rows(
+        con,
+        """WITH per_feed AS (
+               SELECT DISTINCT n.namespace, u.feed_url FROM use u JOIN names n ON n.element = u.element
+               WHERE n.namespace IS NOT NULL
+           )
+           SELECT p.namespace, count(*) AS feeds,
+                  (SELECT count(DISTINCT el) FROM names n WHERE n.namespace = p.namespace) AS elements
+           FROM per_feed p GROUP BY p.namespace ORDER BY feeds DESC, p.namespace""",
+    )
+    _add_pct(rows, "feeds", "pct_feeds", n)
+    for r in rows:
+        r["uri"] = PREFIXES.get(r["namespace"], r["namespace"])
+    return Table(
+        "namespaces",
+        f"Namespaces ({fmt})",
+        (
+            Column("namespace", "prefix or URI"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_feeds", "% of feeds", "pct"),
+            Column("elements", "distinct elements", "int"),
+            Column("uri", "namespace URI"),
         ),
-        "",
+        tuple(rows),
+        intro=f"Share of the {n} {fmt} feeds using at least one element of the namespace, at any depth. "
+        "Known namespaces are named by their fixed prefix whatever prefix the feed declared; others by URI.",
+        chart=Chart("namespace", "pct_feeds"),
+    )
+
+
+def _attributes(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
+    rows = _rows(
+        con,
+        """SELECT element AS attribute, scope, count(DISTINCT feed_url) AS feeds, sum(count)::BIGINT AS occurrences
+           FROM use WHERE contains(element, '@') GROUP BY ALL ORDER BY feeds DESC, attribute, scope""",
+    )
+    _add_pct(rows, "feeds", "pct_feeds", n)
+    return Table(
+        "attributes",
+        f"Attributes ({fmt})",
+        (
+            Column("attribute", "element@attribute"),
+            Column("scope", "scope"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_feeds", "% of feeds", "pct"),
+            Column("occurrences", "occurrences", "int"),
+        ),
+        tuple(rows),
+        intro=f"Share of the {n} {fmt} feeds using the attribute at that scope. A link's rel is written with its "
+        "value (atom:link@rel=self).",
+        chart=Chart("attribute", "pct_feeds"),
+    )
+
+
+def _undefined(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
+    rows = _rows(
+        con,
+        """SELECT element, scope, count(DISTINCT feed_url) AS feeds, sum(count)::BIGINT AS occurrences
+           FROM use WHERE defined = false GROUP BY ALL ORDER BY feeds DESC, element, scope""",
+    )
+    _add_pct(rows, "feeds", "pct_feeds", n)
+    return Table(
+        "undefined_elements",
+        f"Undefined core elements ({fmt})",
+        (
+            Column("element", "element (as written)"),
+            Column("scope", "scope"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_feeds", "% of feeds", "pct"),
+            Column("occurrences", "occurrences", "int"),
+        ),
+        tuple(rows),
+        intro="Elements and attributes without a namespace that the format's specification does not define at that "
+        "scope (pubdate, date, content...), tallied exactly as written.",
+        chart=Chart("element", "pct_feeds"),
+    )
+
+
+def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
+    from pipelines.checks import RULES
+
+    failed = {
+        r["rule"]: r
+        for r in _rows(
+            con,
+            """SELECT c.rule, any_value(c.severity) AS severity, count(DISTINCT c.feed_url) AS feeds,
+                      sum(c.count)::BIGINT AS occurrences
+               FROM conformance c JOIN sel s ON s.url = c.feed_url GROUP BY c.rule""",
+        )
+    }
+    rows = []
+    for rule_id in sorted(set(RULES) | set(failed)):
+        rule = RULES.get(rule_id)
+        got = failed.get(rule_id, {})
+        rows.append(
+            {
+                "rule": rule_id,
+                "severity": rule.severity if rule else got.get("severity"),
+                "section": rule.section if rule else None,
+                "w3c": rule.w3c if rule else None,
+                "feeds": got.get("feeds", 0),
+                "pct_feeds": pct(got.get("feeds", 0), n),
+                "occurrences": got.get("occurrences", 0),
+                "title": rule.title if rule else None,
+            }
+        )
+    rows.sort(key=lambda r: (-r["feeds"], r["rule"]))
+    clean = _one(
+        con,
+        """SELECT count(*) FROM sel s WHERE NOT EXISTS (
+               SELECT 1 FROM conformance c WHERE c.feed_url = s.url AND c.severity = 'error')""",
+    )
+    notes = [f"{clean} of {n} {fmt} feeds ({pct(clean, n)}%) fail no error-severity rule."]
+    if fmt != "rss":
+        notes.append("The RSS Best Practices Profile's rules are checked on RSS feeds only.")
+    return Table(
+        "rule_failures",
+        f"RSS Best Practices Profile: rule failure rates ({fmt})",
+        (
+            Column("rule", "rule"),
+            Column("severity", "severity"),
+            Column("section", "profile §"),
+            Column("w3c", "W3C validator name"),
+            Column("feeds", "feeds failing", "int"),
+            Column("pct_feeds", "% of feeds", "pct"),
+            Column("occurrences", "occurrences", "int"),
+            Column("title", "requirement"),
+        ),
+        tuple(rows),
+        intro=f"Share of the {n} {fmt} feeds failing each rule at least once (every rule listed, also those no feed "
+        "fails). error = a must of the profile or the RSS 2.0 specification; warning = a should.",
+        notes=tuple(notes),
+        chart=Chart("rule", "pct_feeds"),
+    )
+
+
+def _ordered(
+    rows: list[dict[str, Any]], key: str, order: tuple[str, ...] | list[str], last: str
+) -> list[dict[str, Any]]:
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(rows, key=lambda r: (r[key] == last, rank.get(r[key], len(rank)), r[key]))
+
+
+def _date_forms(con: duckdb.DuckDBPyConnection, fmt: str) -> Table:
+    got = {
+        r["date_form"]: r["items"]
+        for r in _rows(
+            con,
+            f"""SELECT coalesce(i.date_form, '{NO_DATE}') AS date_form, count(*) AS items
+                FROM items i JOIN sel s ON s.url = i.feed_url GROUP BY ALL""",
+        )
+    }
+    total = sum(got.values())
+    dated = total - got.get(NO_DATE, 0)
+    rows = [
+        {"date_form": form, "items": got.get(form, 0), "meaning": DATE_FORMS.get(form, "")}
+        for form in sorted(set(DATE_FORMS) | set(got) | {NO_DATE})
     ]
-    return "\n".join(parts)
+    rows = _ordered(rows, "date_form", list(DATE_FORMS), NO_DATE)
+    for r in rows:
+        r["pct_items"] = pct(r["items"], total)
+        r["pct_dated"] = pct(r["items"], dated) if r["date_form"] != NO_DATE else None
+    return Table(
+        "date_forms",
+        f"Date forms of items ({fmt})",
+        (
+            Column("date_form", "date form"),
+            Column("items", "items", "int"),
+            Column("pct_items", "% of items", "pct"),
+            Column("pct_dated", "% of dated items", "pct"),
+            Column("meaning", "meaning"),
+        ),
+        tuple(rows),
+        intro=f"The form each item's date took as written (pubDate, dc:date, published, updated...): {total} items of "
+        f"{fmt} feeds, {dated} with a date.",
+        chart=Chart("date_form", "pct_items"),
+    )
+
+
+def _autodiscovery(con: duckdb.DuckDBPyConnection) -> tuple[Table, Table, Table, int]:
+    con.execute(
+        """CREATE TEMP TABLE pages AS SELECT DISTINCT coalesce(final_url, url) AS page
+           FROM fetch_log WHERE outcome = 'page'"""
+    )
+    con.execute(
+        f"""CREATE TEMP TABLE lk AS SELECT *,
+                lower(trim(split_part(coalesce(type, ''), ';', 1))) AS media_type,
+                CASE lower(trim(split_part(coalesce(type, ''), ';', 1)))
+                    {" ".join(f"WHEN '{t}' THEN '{k}'" for t, k in LINK_KINDS.items())}
+                    ELSE 'other' END AS kind
+            FROM links"""
+    )
+    pages = _one(con, "SELECT count(*) FROM pages")
+    page_stats = _rows(
+        con,
+        """SELECT
+             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head)) AS head,
+             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page)
+                              AND NOT EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head)) AS body_only,
+             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head
+                                            AND lk.kind = 'RSS')) AS rss,
+             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head
+                                            AND lk.kind = 'Atom')) AS atom,
+             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head AND lk.kind = 'RSS')
+                              AND EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head
+                                          AND lk.kind = 'Atom')) AS both
+           FROM pages p""",
+    )[0]
+    link = _rows(
+        con,
+        """SELECT count(*) AS links, count(*) FILTER (WHERE in_head) AS head,
+                  count(*) FILTER (WHERE followed) AS followed,
+                  count(*) FILTER (WHERE conforms_rss) AS rss, count(*) FILTER (WHERE conforms_atom) AS atom,
+                  count(*) FILTER (WHERE conforms_rss AND conforms_atom) AS both,
+                  count(*) FILTER (WHERE NOT conforms_rss AND NOT conforms_atom) AS neither
+           FROM lk""",
+    )[0]
+    nlinks = link["links"]
+    summary = [
+        ("pages fetched", pages, None, ""),
+        ("pages advertising at least one feed (link in head)", page_stats["head"], pages, "pages"),
+        ("pages advertising an RSS feed", page_stats["rss"], pages, "pages"),
+        ("pages advertising an Atom feed", page_stats["atom"], pages, "pages"),
+        ("pages advertising both RSS and Atom", page_stats["both"], pages, "pages"),
+        ("pages with feed links only in the body", page_stats["body_only"], pages, "pages"),
+        ("feed links found", nlinks, None, ""),
+        ("links in the head", link["head"], nlinks, "links"),
+        ("links followed by the crawl", link["followed"], nlinks, "links"),
+        ("links conforming to RSS Autodiscovery (RSS Board)", link["rss"], nlinks, "links"),
+        ("links conforming to Atom autodiscovery (draft)", link["atom"], nlinks, "links"),
+        ("links conforming to both", link["both"], nlinks, "links"),
+        ("links conforming to neither", link["neither"], nlinks, "links"),
+    ]
+    summary_rows = tuple({"measure": m, "count": c, "share": pct(c, whole), "of": of} for m, c, whole, of in summary)
+    kinds = _rows(
+        con,
+        """SELECT kind, count(*) AS links, count(DISTINCT page_url) AS pages,
+                  count(*) FILTER (WHERE conforms_rss) AS conforms_rss,
+                  count(*) FILTER (WHERE conforms_atom) AS conforms_atom,
+                  string_agg(DISTINCT media_type, ' ' ORDER BY media_type) AS media_types
+           FROM lk GROUP BY kind ORDER BY links DESC, kind""",
+    )
+    for r in kinds:
+        r["pct_links"] = pct(r["links"], nlinks)
+        r["pct_conforms_rss"] = pct(r["conforms_rss"], r["links"])
+        r["pct_conforms_atom"] = pct(r["conforms_atom"], r["links"])
+    reasons = _rows(
+        con,
+        """SELECT reason, count(*) AS links FROM (SELECT unnest(reasons) AS reason FROM lk)
+           GROUP BY reason ORDER BY links DESC, reason""",
+    )
+    try:
+        from crawler.discovery import RULES as LINK_RULES
+    except ImportError:  # pragma: no cover - discovery is part of the package
+        LINK_RULES = {}
+    for r in reasons:
+        r["pct_links"] = pct(r["links"], nlinks)
+        r["meaning"] = LINK_RULES.get(r["reason"], "")
+    t_summary = Table(
+        "autodiscovery",
+        "Autodiscovery adoption",
+        (
+            Column("measure", "measure"),
+            Column("count", "count", "int"),
+            Column("share", "%", "pct"),
+            Column("of", "of"),
+        ),
+        summary_rows,
+        intro="Pages the crawl fetched (fetch_log outcome page) and the feed links they carry (links table), judged "
+        "against the RSS Board's RSS Autodiscovery and the Atom autodiscovery draft.",
+        chart=Chart("measure", "share"),
+    )
+    t_kinds = Table(
+        "autodiscovery_link_types",
+        "Autodiscovery links by feed type",
+        (
+            Column("kind", "feed type"),
+            Column("links", "links", "int"),
+            Column("pct_links", "% of links", "pct"),
+            Column("pages", "pages", "int"),
+            Column("pct_conforms_rss", "% conforming to RSS Autodiscovery", "pct"),
+            Column("pct_conforms_atom", "% conforming to the Atom draft", "pct"),
+            Column("media_types", "type values (lower-cased)"),
+        ),
+        tuple(kinds),
+        chart=Chart("kind", "pct_links"),
+    )
+    t_reasons = Table(
+        "autodiscovery_reasons",
+        "Autodiscovery links: why they fail a spec",
+        (
+            Column("reason", "reason"),
+            Column("links", "links", "int"),
+            Column("pct_links", "% of links", "pct"),
+            Column("meaning", "meaning"),
+        ),
+        tuple(reasons),
+        chart=Chart("reason", "pct_links"),
+    )
+    return t_summary, t_kinds, t_reasons, pages
+
+
+def _reflexive(con: duckdb.DuckDBPyConnection, total: int) -> Table:
+    rows = _rows(
+        con,
+        f"""SELECT coalesce(reflexive, '{NOT_CHECKED}') AS verdict, count(*) AS feeds,
+                   count(*) FILTER (WHERE format = 'rss') AS rss, count(*) FILTER (WHERE format = 'atom') AS atom,
+                   count(*) FILTER (WHERE format = 'rdf') AS rdf
+            FROM f GROUP BY ALL""",
+    )
+    rows = _ordered(rows, "verdict", REFLEXIVE, NOT_CHECKED)
+    _add_pct(rows, "feeds", "pct_feeds", total)
+    checked = sum(r["feeds"] for r in rows if r["verdict"] != NOT_CHECKED)
+    for r in rows:
+        r["pct_checked"] = pct(r["feeds"], checked) if r["verdict"] != NOT_CHECKED else None
+    return Table(
+        "reflexive",
+        "Reflexive autodiscovery: does the feed's own site advertise it?",
+        (
+            Column("verdict", "verdict"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_feeds", "% of feeds", "pct"),
+            Column("pct_checked", "% of checked feeds", "pct"),
+            Column("rss", "rss", "int"),
+            Column("atom", "atom", "int"),
+            Column("rdf", "rdf", "int"),
+        ),
+        tuple(rows),
+        intro=f"All {total} feeds of the job: the verdict of fetching the channel link and looking for an "
+        "autodiscovery link back to the feed.",
+        chart=Chart("verdict", "pct_feeds"),
+    )
+
+
+def _usm(con: duckdb.DuckDBPyConnection) -> Table:
+    rows = _rows(
+        con,
+        """SELECT CASE WHEN grouping(format) = 1 THEN '(all)' ELSE format END AS format, count(*) AS feeds,
+                  count(*) FILTER (WHERE content_type_ok) AS content_type_ok,
+                  count(*) FILTER (WHERE self_url IS NOT NULL) AS self_url,
+                  count(*) FILTER (WHERE self_url_matches) AS self_url_matches
+           FROM f GROUP BY GROUPING SETS ((format), ())
+           ORDER BY grouping(format), feeds DESC, format""",
+    )
+    for r in rows:
+        r["pct_content_type_ok"] = pct(r["content_type_ok"], r["feeds"])
+        r["pct_self_url"] = pct(r["self_url"], r["feeds"])
+        r["pct_self_url_matches"] = pct(r["self_url_matches"], r["self_url"])
+    return Table(
+        "usm_self_links",
+        "Universal Subscription Mechanism: Content-Type and self links",
+        (
+            Column("format", "format"),
+            Column("feeds", "feeds", "int"),
+            Column("pct_content_type_ok", "% served with a feed media type", "pct"),
+            Column("pct_self_url", "% with a self link", "pct"),
+            Column("pct_self_url_matches", "% of self links matching the URL fetched", "pct"),
+            Column("content_type_ok", "feed media type", "int"),
+            Column("self_url", "self link", "int"),
+            Column("self_url_matches", "self link matches", "int"),
+        ),
+        tuple(rows),
+        intro="Feed media types are application/rss+xml, application/atom+xml and application/rdf+xml; the self "
+        "link is atom:link rel=self (Atom 0.3: rel=start).",
+        chart=Chart("format", "pct_content_type_ok"),
+    )
+
+
+def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
+    """Every table of the survey of one job (default: the latest) for feeds of ``fmt``."""
+    con, job = connect(out, job_id)
+    try:
+        _prepare(con, fmt)
+        total = _one(con, "SELECT count(*) FROM f")
+        n = _one(con, "SELECT count(*) FROM sel")
+        items = _one(con, "SELECT coalesce(sum(item_count), 0)::BIGINT FROM sel")
+        tables: dict[str, Table] = {}
+        steps: list[Callable[[], Table]] = [
+            lambda: _formats(con, total),
+            lambda: _element_table(con, fmt, "channel", n, items),
+            lambda: _element_table(con, fmt, "item", n, items),
+        ]
+        for step in steps:
+            t = step()
+            tables[t.name] = t
+        if fmt == "rss":
+            t = _comparison(con, n, tables)
+            tables[t.name] = t
+        for t in (
+            _namespaces(con, fmt, n),
+            _attributes(con, fmt, n),
+            _undefined(con, fmt, n),
+            _rules(con, fmt, n),
+            _date_forms(con, fmt),
+        ):
+            tables[t.name] = t
+        summary, kinds, reasons, pages = _autodiscovery(con)
+        for t in (summary, kinds, reasons, _reflexive(con, total), _usm(con)):
+            tables[t.name] = t
+        return Survey(
+            job_id=job,
+            fmt=fmt,
+            jobs=tuple(list_jobs(out)),
+            totals={"feeds": total, "format_feeds": n, "format_items": items, "pages": pages},
+            tables=tuple(tables.values()),
+        )
+    finally:
+        con.close()
 
 
 def run(out: str, *, job: str | None = None, fmt: str = "rss", report_dir: str | None = None) -> str:
-    """The survey as Markdown (and, with ``report_dir``, written there as files)."""
-    markdown = to_markdown(compute(out, job, fmt=fmt))
-    if report_dir:
-        from pathlib import Path
+    """The survey as Markdown; with ``report_dir``, also survey.md, survey.html and one CSV per table there."""
+    from crawler.report.render import to_markdown, write_report
 
-        Path(report_dir).mkdir(parents=True, exist_ok=True)
-        (Path(report_dir) / "survey.md").write_text(markdown, encoding="utf-8")
+    survey = compute(out, job, fmt=fmt)
+    markdown = to_markdown(survey)
+    if report_dir:
+        write_report(survey, Path(report_dir), markdown=markdown)
     return markdown
