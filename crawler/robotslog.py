@@ -34,6 +34,11 @@ class RobotsLogMiddleware:
         return cls(crawler)
 
     def _record(self, rec: FetchRecord) -> None:
+        from crawler.resume import resume_state
+
+        state = resume_state(self.crawler)
+        if state is not None and rec.url in state.done:
+            return  # a resumed crawl reads robots.txt again (rules are not kept), but it is logged once
         self.crawler.stats.inc_value(f"feedcensus/outcome/{rec.outcome}")
         dataset_for(self.crawler).write("fetch_log", [fetch_row(rec)])
 
