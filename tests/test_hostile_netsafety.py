@@ -1,0 +1,191 @@
+"""Network safety, crawled for real: URLs found in content may not reach private addresses.
+
+The input host (127.0.0.1) is named by the user, so it is allowed. A page and
+an OPML list on it point at 127.0.0.2 (a second real server, whose hits must
+stay 0), 10.0.0.1, 169.254.169.254, [::1] and loopback spelled as names and
+numbers; a redirect leads to 127.0.0.2. Every one is recorded ``refused`` before
+any connection. Non-loopback targets are never contacted: they are refused
+before a socket is opened, which the fetch_log rows show (a connection attempt
+would end as ``timeout`` or ``network_error``). With ``--allow-private-networks``
+the 127.0.0.2 feed is fetched.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from crawler.webserver import Route, Web, WebServer
+from tests.conftest import read_table, run_cli
+
+FEED = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://example.com/</link><description>d</description></channel></rss>'
+
+
+def loopback_alias() -> str | None:
+    """A name other than localhost that resolves to loopback offline (from /etc/hosts), if any."""
+    try:
+        lines = Path("/etc/hosts").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split("#", 1)[0].split()
+        if len(fields) < 2 or not fields[0].startswith("127."):
+            continue
+        for name in fields[1:]:
+            if "localhost" in name or not name.replace("-", "").replace(".", "").isalnum():
+                continue
+            try:
+                if socket.gethostbyname(name).startswith("127."):
+                    return name
+            except OSError:
+                continue
+    return None
+
+
+def link(href: str) -> str:
+    return f'<link rel="alternate" type="application/rss+xml" href="{href}">'
+
+
+def html(*hrefs: str) -> Route:
+    body = "<html><head>" + "".join(link(h) for h in hrefs) + "</head><body></body></html>"
+    return Route(body=body.encode(), headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[WebServer, WebServer]]:
+    inner = Web()
+    for p in ("/feed.xml", "/redirected.xml", "/allowed.xml"):
+        inner.add(p, Route(body=FEED, headers={"Content-Type": "application/rss+xml"}))
+    inner.add("/inc.opml", Route(body=b'<opml version="2.0"><body/></opml>', headers={"Content-Type": "text/x-opml"}))
+    other = WebServer(inner, host="127.0.0.2").start()
+    web = Web()
+    main = WebServer(web).start()
+    p1, b2 = main.port, other.url
+    alias = loopback_alias()
+    hrefs = [
+        f"{b2}/feed.xml",
+        "http://10.0.0.1/feed.xml",
+        "http://169.254.169.254/latest/meta-data/",
+        f"http://[::1]:{p1}/alias/v6.xml",
+        f"http://localhost:{p1}/alias/localhost.xml",
+        f"http://2130706433:{p1}/alias/decimal.xml",
+        f"http://%6c%6fcalhost:{p1}/alias/percent.xml",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        f"http://127.0.0.1:{p1}/ok.xml",
+    ]
+    if alias:
+        hrefs.append(f"http://{alias}:{p1}/alias/resolved.xml")
+    web.add("/page.html", html(*hrefs))
+    web.add("/allow.html", html(f"{b2}/allowed.xml"))
+    web.add("/ok.xml", Route(body=FEED, headers={"Content-Type": "application/rss+xml"}))
+    web.add("/redirect", Route(status=302, headers={"Location": f"{b2}/redirected.xml"}))
+    web.add(
+        "/list.opml",
+        Route(
+            body=(
+                f'<opml version="2.0"><body><outline type="include" url="{b2}/inc.opml"/>'
+                '<outline type="rss" xmlUrl="http://10.0.0.1/opml-feed.xml"/></body></opml>'
+            ).encode(),
+            headers={"Content-Type": "text/x-opml"},
+        ),
+    )
+    for p in (
+        "/alias/v6.xml",
+        "/alias/localhost.xml",
+        "/alias/decimal.xml",
+        "/alias/percent.xml",
+        "/alias/resolved.xml",
+    ):
+        web.add(p, Route(body=FEED, headers={"Content-Type": "application/rss+xml"}))
+    try:
+        yield main, other
+    finally:
+        main.stop()
+        other.stop()
+
+
+def crawl(tmp: Path, main: WebServer, *extra: str, inputs: list[str]) -> list[dict[str, Any]]:
+    args = ["crawl", "--out", str(tmp / "out"), "--no-reflexive", "-s", "AUTOTHROTTLE_ENABLED=False"]
+    args += ["-s", "DOWNLOAD_TIMEOUT=3", "-s", "RETRY_TIMES=0", "-s", "DNS_TIMEOUT=3"]
+    for u in inputs:
+        args += ["--opml" if u.endswith(".opml") else "--url", u]
+    proc = run_cli(*args, *extra, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    return read_table(tmp / "out", "fetch_log").to_pylist()
+
+
+def test_private_targets_found_in_content_are_refused(tmp_path: Path, servers: tuple[WebServer, WebServer]) -> None:
+    main, other = servers
+    main.reset_hits()
+    other.reset_hits()
+    log = crawl(
+        tmp_path, main, inputs=[main.url_for("/page.html"), main.url_for("/redirect"), main.url_for("/list.opml")]
+    )
+    by_url = {r["url"]: r for r in log}
+    refused = {r["url"] for r in log if r["outcome"] == "refused"}
+    expected = {
+        f"{other.url}/feed.xml",
+        "http://10.0.0.1/feed.xml",
+        "http://169.254.169.254/latest/meta-data/",
+        f"http://[::1]:{main.port}/alias/v6.xml",
+        f"http://localhost:{main.port}/alias/localhost.xml",
+        f"http://2130706433:{main.port}/alias/decimal.xml",
+        f"http://%6c%6fcalhost:{main.port}/alias/percent.xml",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        main.url_for("/redirect"),
+        f"{other.url}/inc.opml",
+        "http://10.0.0.1/opml-feed.xml",
+    }
+    alias = loopback_alias()
+    if alias:
+        expected.add(f"http://{alias}:{main.port}/alias/resolved.xml")
+    assert expected <= refused, sorted(expected - refused)
+    for u in expected:
+        r = by_url[u]
+        assert "--allow-private-networks" in r["error"], r
+        assert r["status"] is None and r["bytes"] is None, r
+    if alias:
+        assert f"{alias} resolves to 127." in by_url[f"http://{alias}:{main.port}/alias/resolved.xml"]["error"]
+    redirect = by_url[main.url_for("/redirect")]
+    assert redirect["final_url"] == f"{other.url}/redirected.xml"
+    # The input host itself is fine.
+    assert by_url[main.url_for("/ok.xml")]["outcome"] == "feed"
+    # Nothing reached 127.0.0.2, nor the loopback aliases of the input host.
+    assert sum(other.hits.values()) == 0, dict(other.hits)
+    assert not any(p.startswith("/alias/") for p in main.hits), dict(main.hits)
+    assert all(urlsplit(r["url"]).hostname for r in log)
+
+
+def test_allow_private_networks_lets_them_through(tmp_path: Path, servers: tuple[WebServer, WebServer]) -> None:
+    main, other = servers
+    main.reset_hits()
+    other.reset_hits()
+    log = crawl(tmp_path, main, "--allow-private-networks", inputs=[main.url_for("/allow.html")])
+    by_url = {r["url"]: r for r in log}
+    assert by_url[f"{other.url}/allowed.xml"]["outcome"] == "feed"
+    assert other.hits["/allowed.xml"] == 1
+
+
+def test_only_http_is_fetched_even_when_private_networks_are_allowed(
+    tmp_path: Path, servers: tuple[WebServer, WebServer]
+) -> None:
+    main, _ = servers
+    main.web.add(
+        "/schemes.html",
+        html("file:///etc/passwd", f"ftp://127.0.0.1:{main.port}/x.xml", "data:application/rss+xml,<rss/>"),
+    )
+    log = crawl(
+        tmp_path, main, "--allow-private-networks", inputs=[main.url_for("/schemes.html"), "file:///etc/passwd"]
+    )
+    assert {r["url"]: r["outcome"] for r in log if r["discovered_via"] != "robots"} == {
+        main.url_for("/schemes.html"): "page",
+        "file:///etc/passwd": "unsupported_scheme",
+    }
+    links = read_table(tmp_path / "out", "links").to_pylist()
+    assert len(links) == 3 and not any(r["followed"] for r in links)
