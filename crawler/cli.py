@@ -123,8 +123,12 @@ def run_crawl(settings: Any, *, seeds: Sequence[str] = (), opml: Sequence[str] =
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(CensusSpider)
-    process.crawl(crawler, seeds=list(seeds), opml=list(opml), url=list(urls))
+    failures: list[Any] = []
+    process.crawl(crawler, seeds=list(seeds), opml=list(opml), url=list(urls)).addErrback(failures.append)
     process.start()
+    if failures:
+        exc = failures[0].value
+        raise fail(f"the crawl could not run: {type(exc).__name__}: {exc}")
     return crawler.stats.get_stats() if crawler.stats else {}
 
 
@@ -308,9 +312,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         settings = crawl_settings(ns)
         stats = run_crawl(settings, seeds=[str(seeds_file)])
         print_summary(stats, settings)
-    from crawler.survey import run
+    from crawler.survey import SurveyError, run
 
-    print(run(out, job=args.job_id))
+    try:
+        print(run(out, job=args.job_id))
+    except SurveyError as exc:
+        raise fail(str(exc)) from None
     return 0
 
 

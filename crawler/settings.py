@@ -39,7 +39,7 @@ DNS_TIMEOUT = 15
 # Scrapy default: 20. Long redirect chains are a trap; 10 hops is plenty for real sites.
 REDIRECT_MAX_TIMES = 10
 # Scrapy default: 2. Kept explicit: one try plus two retries (5xx, 408, 429, resets, timeouts).
-# Scrapy retries at once, without backoff and without reading Retry-After (see docs/limits.md).
+# Retries wait first (crawler.retry.BackoffRetryMiddleware): Retry-After, else exponential backoff.
 RETRY_TIMES = 2
 # Scrapy default: [500, 502, 503, 504, 522, 524, 408, 429]. Kept explicit; other 4xx are recorded at once.
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
@@ -65,6 +65,9 @@ SPIDER_MIDDLEWARES = {
     "crawler.middlewares.AutodiscoveryMiddleware": 950,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # Scrapy's RetryMiddleware retries at once; this subclass waits (backoff, Retry-After) first.
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "crawler.retry.BackoffRetryMiddleware": 550,
     # Records Scrapy's own robots.txt requests in fetch_log (next to the engine: after retries).
     "crawler.robotslog.RobotsLogMiddleware": 40,
     # Refuses private/loopback targets found in content, and non-http(s) schemes.
@@ -122,5 +125,9 @@ FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH = 5
 FEEDCENSUS_ALLOW_PRIVATE_NETWORKS = False
 # Folder of the resumable state (--resume); empty: the crawl cannot be resumed.
 FEEDCENSUS_RESUME_DIR = ""
+# First retry waits this long (seconds), doubling each time; a Retry-After header replaces it.
+FEEDCENSUS_RETRY_BACKOFF_BASE = 1.0
+# The longest a retry waits, whatever Retry-After asks for (seconds).
+FEEDCENSUS_RETRY_AFTER_MAX = 60.0
 # Seconds between progress log lines when not on a terminal.
 FEEDCENSUS_PROGRESS_INTERVAL = 30.0

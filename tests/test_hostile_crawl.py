@@ -513,7 +513,6 @@ def test_accounting_every_input_and_request_has_one_row(hostile: dict[str, Any])
     assert m is not None and (int(m.group(1)), int(m.group(2))) == (outcomes["page"], outcomes["opml"])
 
 
-@pytest.mark.xfail(strict=True, reason="Scrapy's RetryMiddleware retries at once: no backoff, Retry-After ignored")
 def test_retry_after_is_honoured(tmp_path: Path) -> None:
     raw = RawServer()
     raw.thread.start()
