@@ -67,6 +67,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from pipelines.xmlrefs import fix_surrogate_refs
+
 __all__ = ["OpmlDocument", "Outline", "parse_opml"]
 
 _MAX_LISTED_WARNINGS = 20
@@ -165,7 +167,7 @@ def _parse(body: bytes, url: str, max_depth: int) -> OpmlDocument:
         wrapped = _wrap(text)
         parser = _parser(recover=True)
         try:
-            wrapper = etree.fromstring(wrapped.encode("utf-8", "surrogatepass"), parser)
+            wrapper = etree.fromstring(fix_surrogate_refs(wrapped.encode("utf-8", "surrogatepass")), parser)
         except (etree.XMLSyntaxError, ValueError) as exc:
             wrapper = None
             doc.warnings.append(f"recover parse failed: {_one_line(str(exc))}")

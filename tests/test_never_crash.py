@@ -175,11 +175,6 @@ def test_surrogate_character_references_do_not_lose_the_feed(title: str) -> None
     assert parsed.title is not None and parsed.title.split()[0] == title.split()[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="crawler/opml.py: same lxml surrogate problem; reading the attribute raises UnicodeDecodeError and "
-    "the whole list fails with 'OPML parser failure' (a local file then stops the crawl with exit code 2)",
-)
 def test_surrogate_character_references_do_not_lose_the_opml_list() -> None:
     body = (
         b'<?xml version="1.0"?><opml version="2.0"><body>'
