@@ -1,11 +1,374 @@
-"""Merging the small Parquet files of finished runs (placeholder: see issue 5)."""
+"""Merging the small Parquet files of finished runs into larger ones, atomically.
+
+A crawl writes one file per table per commit, so a long run leaves many small
+files in each ``<table>/job_id=<job>/`` partition. ``compact_dataset`` rewrites
+each partition that has more files than it needs as files of up to
+``FILE_ROWS`` rows in row groups of ``ROW_GROUP_ROWS`` rows, streaming (memory
+holds about one row group, whatever the size of the partition).
+
+Order of operations for one partition (see docs/datasets.md, "Compaction"):
+
+1. Skip it if it holds the ``.running`` marker (a crawl is writing it) unless
+   ``force``; skip it if it already has as few files as its rows need.
+2. Read the files' footers: check the schema version, count rows.
+3. Write the new files into a staging folder ``<root>/.compact-<token>/new/``
+   (outside every table folder, so no reader's glob can reach it; DuckDB does
+   not skip hidden folders inside a table folder, pyarrow does).
+4. Check the row count written equals the row count read, and that the
+   partition did not change meanwhile; otherwise give up on it, untouched.
+5. Record the new files as commits of the run (``_commits/``), when the run
+   has commit records, so a later ``--resume`` of the run keeps them.
+6. Local file systems: swap the partition folder and the staging folder in
+   one ``renameat2(RENAME_EXCHANGE)`` call (Linux), so a reader that lists the
+   partition sees either every old file or every new file, never both or
+   neither. Where the kernel or file system cannot exchange, two renames
+   (partition out, staging in) leave the partition absent for the
+   microseconds between them. Then the old files are deleted with the
+   staging folder. Object stores have no rename: the new files are copied in
+   (each copy is atomic), then the old ones deleted, so a listing made in
+   between sees both (duplicates) for the time of the copies and deletes.
+
+A reader that listed the old files before the swap and opens them after it
+gets a file-not-found error, never rows of a mix.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import json
+import math
+import os
+import re
+import secrets
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from pipelines.dataset import ROW_GROUP_ROWS, RUNNING_MARKER, list_jobs, resolve_root
+from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
+
+#: Rows per compacted file: eight row groups.
+FILE_ROWS = 8 * ROW_GROUP_ROWS
+#: Prefix of the staging folders at the dataset root.
+STAGING_PREFIX = ".compact-"
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_SEQ = re.compile(r"^(\d+)-")
+
 
 class CompactError(Exception):
-    """The dataset cannot be compacted."""
+    """The dataset cannot be compacted (missing, unknown job, a partition that changed)."""
 
 
-def compact_dataset(out: str, job: str | None = None) -> str:
-    raise CompactError("compact is not implemented yet")
+@dataclass(frozen=True, slots=True)
+class PartitionCompaction:
+    """What happened to one ``<table>/job_id=<job>`` partition."""
+
+    table: str
+    job_id: str
+    files_before: int
+    files_after: int
+    rows: int
+    bytes_before: int
+    bytes_after: int
+    #: Why the partition was left alone, or None when it was rewritten.
+    skipped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    out: str
+    partitions: tuple[PartitionCompaction, ...]
+    #: Staging folders of interrupted compactions found at the root (see docs/datasets.md).
+    leftovers: tuple[str, ...] = ()
+
+    @property
+    def compacted(self) -> tuple[PartitionCompaction, ...]:
+        return tuple(p for p in self.partitions if p.skipped is None)
+
+    @property
+    def files_before(self) -> int:
+        return sum(p.files_before for p in self.partitions)
+
+    @property
+    def files_after(self) -> int:
+        return sum(p.files_after for p in self.partitions)
+
+    @property
+    def rows(self) -> int:
+        return sum(p.rows for p in self.partitions)
+
+    def __str__(self) -> str:
+        jobs = sorted({p.job_id for p in self.partitions})
+        done = self.compacted
+        head = (
+            f"Compacted {len(done)} of {len(self.partitions)} partitions of {len(jobs)} job(s) in {self.out}: "
+            f"{self.files_before} files -> {self.files_after}, {self.rows:,} rows unchanged, "
+            f"{_size(sum(p.bytes_before for p in self.partitions))} -> {_size(sum(p.bytes_after for p in self.partitions))}."
+        )
+        parts = [head]
+        per_table = []
+        for table in TABLES:
+            mine = [p for p in done if p.table == table]
+            if mine:
+                before = sum(p.files_before for p in mine)
+                after = sum(p.files_after for p in mine)
+                per_table.append(f"{table} {before} -> {after} files ({sum(p.rows for p in mine):,} rows)")
+        if per_table:
+            parts.append("Per table: " + "; ".join(per_table) + ".")
+        skipped: dict[str, int] = {}
+        for p in self.partitions:
+            if p.skipped is not None:
+                skipped[p.skipped] = skipped.get(p.skipped, 0) + 1
+        if skipped:
+            parts.append("Left alone: " + "; ".join(f"{n} {why}" for why, n in skipped.items()) + ".")
+        if self.leftovers:
+            parts.append(
+                f"{len(self.leftovers)} staging folder(s) of an interrupted compaction remain at the root "
+                f"({', '.join(self.leftovers)}); see docs/datasets.md before deleting them."
+            )
+        return " ".join(parts)
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def compact_dataset(
+    out: str,
+    job: str | None = None,
+    *,
+    force: bool = False,
+    file_rows: int = FILE_ROWS,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> CompactResult:
+    """Compact every partition of ``out`` (or only those of ``job``).
+
+    ``force`` also compacts partitions that hold a ``.running`` marker: only
+    for a crawl that died without closing, never for one still writing.
+    ``file_rows`` and ``row_group_rows`` size the new files. Raises
+    CompactError when there is no dataset or no such job, and
+    SchemaVersionError for files of a newer schema.
+    """
+    if file_rows < 1 or row_group_rows < 1:
+        raise CompactError(f"file_rows and row_group_rows must be positive, not {file_rows} and {row_group_rows}")
+    fs, root = resolve_root(out)
+    jobs_by_table = {table: list_jobs(out, table) for table in TABLES}
+    all_jobs = sorted({j for jobs in jobs_by_table.values() for j in jobs})
+    if not all_jobs:
+        raise CompactError(f"no dataset found in {out} (expected {out}/<table>/{PARTITION_KEY}=...)")
+    if job is not None and job not in all_jobs:
+        raise CompactError(f"no job {job!r} in {out}; jobs: {', '.join(all_jobs)}")
+    results = []
+    for table, jobs in jobs_by_table.items():
+        for job_id in jobs:
+            if job is None or job_id == job:
+                results.append(_compact_partition(fs, root, table, job_id, force, file_rows, row_group_rows))
+    leftovers = tuple(
+        info.base_name
+        for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
+        if info.base_name.startswith(STAGING_PREFIX)
+    )
+    return CompactResult(out=out, partitions=tuple(results), leftovers=leftovers)
+
+
+def _is_part(info: pafs.FileInfo) -> bool:
+    base = info.base_name
+    return info.type == pafs.FileType.File and base.endswith(".parquet") and not base.startswith((".", "_"))
+
+
+def _snapshot(fs: pafs.FileSystem, directory: str) -> list[pafs.FileInfo]:
+    return sorted(fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True)), key=lambda i: i.base_name)
+
+
+def _fingerprint(infos: list[pafs.FileInfo]) -> list[tuple[str, int | None, Any]]:
+    return [(i.base_name, i.size, i.mtime_ns) for i in infos]
+
+
+def _compact_partition(
+    fs: pafs.FileSystem, root: str, table: str, job_id: str, force: bool, file_rows: int, group_rows: int
+) -> PartitionCompaction:
+    pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
+    before = _snapshot(fs, pdir)
+    parts = [i for i in before if _is_part(i)]
+    size_before = sum(i.size or 0 for i in parts)
+
+    def unchanged(why: str, rows: int = 0) -> PartitionCompaction:
+        return PartitionCompaction(table, job_id, len(parts), len(parts), rows, size_before, size_before, why)
+
+    if not force and any(i.base_name == RUNNING_MARKER for i in before):
+        return unchanged("being written by a crawl (.running marker)")
+    rows = 0
+    for info in parts:
+        with fs.open_input_file(info.path) as f:
+            meta = pq.read_metadata(f)
+        version = check_version(meta.metadata, where=info.path)
+        if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+            return unchanged(f"written by schema version {version}, not {SCHEMA_VERSION.split('.')[0]}.x")
+        rows += meta.num_rows
+    if len(parts) <= max(1, math.ceil(rows / file_rows)):
+        return unchanged("already compact", rows)
+
+    token = secrets.token_hex(4)
+    staging = f"{root}/{STAGING_PREFIX}{token}"
+    new_dir = f"{staging}/new"
+    fs.create_dir(new_dir, recursive=True)
+    try:
+        seq = _next_seq(fs, root, job_id, parts)
+
+        def name_of(n: int) -> str:
+            return f"part-{seq + n:06d}-c{token}.parquet"
+
+        written = _write_compacted(fs, table, [i.path for i in parts], new_dir, name_of, file_rows, group_rows)
+        if sum(n for _, n in written) != rows:
+            raise CompactError(f"{pdir}: wrote {sum(n for _, n in written)} rows, read {rows}; left untouched")
+        if _fingerprint(_snapshot(fs, pdir)) != _fingerprint(before):
+            return unchanged("changed while being compacted (run compact again)", rows)
+        local = isinstance(fs, pafs.LocalFileSystem)
+        if local:
+            # Files that are not parts (anything but writer temp files) move along with the partition.
+            for info in before:
+                if info.type == pafs.FileType.File and not _is_part(info) and not info.base_name.endswith(".tmp"):
+                    fs.copy_file(info.path, f"{new_dir}/{info.base_name}")
+        _record_commits(fs, root, table, job_id, written, [i.base_name for i in parts])
+        if local:
+            _swap_local(new_dir, pdir, f"{staging}/old")
+        else:
+            for name, _ in written:
+                fs.copy_file(f"{new_dir}/{name}", f"{pdir}/{name}")
+            for info in parts:
+                fs.delete_file(info.path)
+    finally:
+        fs.delete_dir(staging)
+    after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
+    return PartitionCompaction(
+        table, job_id, len(parts), len(after), rows, size_before, sum(i.size or 0 for i in after)
+    )
+
+
+def _next_seq(fs: pafs.FileSystem, root: str, job_id: str, parts: list[pafs.FileInfo]) -> int:
+    """One more than the highest commit sequence number of the run (part names and commit records)."""
+    names = [i.base_name.removeprefix("part-") for i in parts]
+    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+    names += [i.base_name for i in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True))]
+    seqs = [int(m.group(1)) for n in names if (m := _SEQ.match(n))]
+    return max(seqs, default=0) + 1
+
+
+def _write_compacted(
+    fs: pafs.FileSystem,
+    table: str,
+    paths: list[str],
+    directory: str,
+    name_of: Callable[[int], str],
+    file_rows: int,
+    group_rows: int,
+) -> list[tuple[str, int]]:
+    """Stream ``paths`` into files of up to ``file_rows`` rows in row groups of ``group_rows``; [(name, rows)].
+
+    Memory holds about one row group: batches are buffered until a group is
+    full, and each group is written as one row group.
+    """
+    schema = arrow_schema(table)
+    dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=fs)
+    scanner = dataset.scanner(batch_size=group_rows, batch_readahead=2, fragment_readahead=2)
+    written: list[tuple[str, int]] = []
+    writer: pq.ParquetWriter | None = None
+    sink: Any = None
+    in_file = 0
+
+    def close() -> None:
+        if writer is not None:
+            writer.close()
+            sink.close()
+
+    def next_group() -> int:
+        """Rows the next row group takes: a full group, or what the current file has room for."""
+        room = file_rows - in_file if writer is not None and in_file < file_rows else file_rows
+        return min(group_rows, room)
+
+    def write_group(group: pa.Table) -> None:
+        nonlocal writer, sink, in_file
+        if writer is None or in_file >= file_rows:
+            close()
+            name = name_of(len(written))
+            sink = fs.open_output_stream(f"{directory}/{name}")
+            writer = pq.ParquetWriter(sink, schema, compression="zstd")
+            written.append((name, 0))
+            in_file = 0
+        writer.write_table(group, row_group_size=group_rows)
+        in_file += group.num_rows
+        written[-1] = (written[-1][0], in_file)
+
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+    try:
+        for batch in scanner.to_batches():
+            pending.append(batch)
+            pending_rows += batch.num_rows
+            while pending_rows and pending_rows >= (size := next_group()):
+                buffered = pa.Table.from_batches(pending, schema=schema)
+                write_group(buffered.slice(0, size))
+                pending = buffered.slice(size).to_batches()
+                pending_rows -= size
+        if pending_rows:
+            write_group(pa.Table.from_batches(pending, schema=schema))
+    finally:
+        close()
+    return written
+
+
+def _record_commits(
+    fs: pafs.FileSystem, root: str, table: str, job_id: str, written: list[tuple[str, int]], sources: list[str]
+) -> None:
+    """Name the new files in the run's commit records (only for runs that keep them)."""
+    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+    if fs.get_file_info(commit_dir).type != pafs.FileType.Directory:
+        return
+    for name, n in written:
+        stem = name.removeprefix("part-").removesuffix(".parquet")
+        record = {"seq": int(stem.split("-", 1)[0]), "files": {table: n}, "compacted_from": sources}
+        with fs.open_output_stream(f"{commit_dir}/{stem}.json") as sink:
+            sink.write(json.dumps(record).encode())
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), a, None, b)
+
+
+def _swap_local(new_dir: str, partition: str, old_dir: str) -> None:
+    """Put ``new_dir`` where ``partition`` is; the old partition ends up inside the staging folder."""
+    if not _exchange(new_dir, partition):
+        os.rename(partition, old_dir)
+        try:
+            os.rename(new_dir, partition)
+        except OSError:
+            os.rename(old_dir, partition)
+            raise

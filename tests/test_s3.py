@@ -1,0 +1,133 @@
+"""--out on S3: a crawl of the demo web written to a moto S3 server on 127.0.0.1 and read back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pytest
+
+from crawler.webserver import demo_seeds
+from pipelines.compact import compact_dataset
+from pipelines.dataset import list_jobs, open_table
+from schemas.tables import SCHEMA_VERSION, TABLES, VERSION_KEY
+from tests.conftest import read_table, run_cli
+
+server_module = pytest.importorskip("moto.server", reason="moto[server] is needed for the S3 tests")
+
+BUCKET = "census"
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+@pytest.fixture(scope="module")
+def s3(monkeypatch_module: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """A moto S3 server on 127.0.0.1 (any free port) with one bucket; AWS credentials in the environment."""
+    for key, value in AWS_ENV.items():
+        monkeypatch_module.setenv(key, value)
+    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"{host}:{port}"
+        fs = pafs.S3FileSystem(
+            access_key="testing",
+            secret_key="testing",
+            region="us-east-1",
+            endpoint_override=endpoint,
+            scheme="http",
+            allow_bucket_creation=True,
+        )
+        fs.create_dir(BUCKET)
+        yield {"fs": fs, "endpoint": endpoint}
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def uri(s3: dict[str, Any], prefix: str) -> str:
+    return f"s3://{BUCKET}/{prefix}?endpoint_override={s3['endpoint']}&scheme=http"
+
+
+@pytest.fixture(scope="module")
+def crawled(s3: dict[str, Any], demo_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The demo web crawled twice to S3 (job s3a in small files, then s3b) and once to a local folder."""
+    work = tmp_path_factory.mktemp("s3")
+    seeds = work / "seeds.txt"
+    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    common = ["--seeds", str(seeds), "--log-level", "WARNING", "-s", "AUTOTHROTTLE_ENABLED=False"]
+    out = uri(s3, "runs/census")
+    for job, batch in (("s3a", "10"), ("s3b", "20000")):
+        proc = run_cli(
+            "crawl", *common, "--out", out, "--job-id", job, "-s", f"FEEDCENSUS_BATCH_ROWS={batch}", env=AWS_ENV
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    local = work / "local"
+    proc = run_cli("crawl", *common, "--out", str(local), "--job-id", "s3b")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {"uri": out, "local": local}
+
+
+def test_the_crawl_lands_in_the_bucket_hive_partitioned(s3: dict[str, Any], crawled: dict[str, Any]) -> None:
+    fs: pafs.S3FileSystem = s3["fs"]
+    keys = [i.path for i in fs.get_file_info(pafs.FileSelector(f"{BUCKET}/runs/census", recursive=True)) if i.is_file]
+    parts = [k for k in keys if k.endswith(".parquet")]
+    assert parts and all("/job_id=s3a/" in k or "/job_id=s3b/" in k for k in parts)
+    assert {k.split("/")[3] for k in parts} == set(TABLES)
+    assert not [k for k in keys if k.rsplit("/", 1)[-1].startswith(".")], "hidden temporaries or markers left behind"
+    assert list_jobs(crawled["uri"]) == ["s3a", "s3b"]
+
+
+def test_pyarrow_reads_back_what_a_local_crawl_writes(s3: dict[str, Any], crawled: dict[str, Any]) -> None:
+    fs: pafs.S3FileSystem = s3["fs"]
+    for table in TABLES:
+        remote = ds.dataset(f"{BUCKET}/runs/census/{table}", filesystem=fs, format="parquet", partitioning="hive")
+        got = remote.to_table(filter=ds.field("job_id") == "s3b")
+        want = read_table(crawled["local"], table)
+        assert got.num_rows == want.num_rows, table
+        assert got.num_rows > 0, table
+        assert got.schema.remove_metadata().equals(want.schema.remove_metadata()), table
+        fragment = next(iter(remote.get_fragments()))
+        assert fragment.physical_schema.metadata[VERSION_KEY] == SCHEMA_VERSION.encode()
+    urls = sorted(open_table(crawled["uri"], "feeds", "s3b").to_table().column("final_url").to_pylist())
+    assert urls == sorted(read_table(crawled["local"], "feeds").column("final_url").to_pylist())
+
+
+def tables_of(report: str) -> list[str]:
+    return [line for line in report.splitlines() if line.startswith("|")]
+
+
+def test_survey_and_compact_work_on_the_uri(crawled: dict[str, Any], s3: dict[str, Any]) -> None:
+    remote = run_cli("survey", crawled["uri"], "--job", "s3b", env=AWS_ENV)
+    assert remote.returncode == 0, remote.stderr
+    local = run_cli("survey", str(crawled["local"]), "--job", "s3b")
+    assert tables_of(remote.stdout) == tables_of(local.stdout) and tables_of(remote.stdout)
+
+    before = {t: sorted(map(str, open_table(crawled["uri"], t, "s3a").to_table().to_pylist())) for t in TABLES}
+    fs: pafs.S3FileSystem = s3["fs"]
+    files = len(fs.get_file_info(pafs.FileSelector(f"{BUCKET}/runs/census/items/job_id=s3a")))
+    assert files > 1
+    result = compact_dataset(crawled["uri"], "s3a")
+    assert result.compacted and result.files_after < result.files_before
+    assert len(fs.get_file_info(pafs.FileSelector(f"{BUCKET}/runs/census/items/job_id=s3a"))) == 1
+    after = {t: sorted(map(str, open_table(crawled["uri"], t, "s3a").to_table().to_pylist())) for t in TABLES}
+    assert after == before
+    assert not [i for i in fs.get_file_info(pafs.FileSelector(f"{BUCKET}/runs/census")) if ".compact-" in i.path]
+
+
+def test_a_local_path_is_not_mistaken_for_a_uri(tmp_path: Path) -> None:
+    proc = run_cli("survey", str(tmp_path / "nothing"))
+    assert proc.returncode == 2 and "no crawl found" in proc.stderr
