@@ -203,7 +203,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     from schemas.tables import SchemaVersionError
 
     try:
-        result = compact_dataset(args.dir, job=args.job)
+        result = compact_dataset(args.dir, job=args.job, force=args.force)
     except (CompactError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
     print(result)
@@ -351,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("compact", help="merge the small Parquet files of finished runs into larger ones, atomically")
     k.add_argument("dir")
     k.add_argument("--job", help="compact only this run (default: every run)")
+    k.add_argument("--force", action="store_true", help="also compact partitions a crawl is still writing (marked .running)")
     k.set_defaults(func=cmd_compact)
 
     lint = sub.add_parser("lint", help="parse documents without crawling and print format, tally and findings")

@@ -199,16 +199,23 @@ class DatasetWriter:
 
 
 def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
-    """Job ids present in a dataset, oldest first (ids sort by their UTC start time by default)."""
+    """Job ids present in a dataset, in the order the runs started (the last is the latest run).
+
+    A run's start is the time of its first commit marker, so a job named
+    ``A`` run after one named ``20261122T001500Z`` still counts as later.
+    """
     fs, root = resolve_root(out)
     selector = pafs.FileSelector(f"{root}/{table}", allow_not_found=True)
     prefix = f"{PARTITION_KEY}="
-    jobs = []
+    started: dict[str, float] = {}
     for info in fs.get_file_info(selector):
         base = info.base_name
         if info.type == pafs.FileType.Directory and base.startswith(prefix):
-            jobs.append(base[len(prefix) :])
-    return sorted(jobs)
+            job = base[len(prefix) :]
+            markers = fs.get_file_info(pafs.FileSelector(f"{root}/_commits/{base}", allow_not_found=True))
+            times = [m.mtime.timestamp() for m in markers if m.mtime is not None]
+            started[job] = min(times) if times else (info.mtime.timestamp() if info.mtime else 0.0)
+    return sorted(started, key=lambda job: (started[job], job))
 
 
 def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:

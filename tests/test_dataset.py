@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from crawler.webserver import demo_seeds
-from pipelines.dataset import list_jobs, open_table
+from pipelines.dataset import DatasetWriter, list_jobs, open_table
 from schemas.tables import TABLES
 from tests.conftest import run_cli
 
@@ -96,3 +98,12 @@ def test_the_default_job_id_is_the_utc_start_time(runs: dict[str, Any], tmp_path
             assert not list((out / table / partitions[0]).glob(".*")), "a finished run left hidden files"
     survey = run_cli("survey", str(out))
     assert survey.returncode == 0 and surveyed_job(survey.stdout) == job
+
+
+def test_latest_run_is_the_one_started_last_whatever_its_name(tmp_path: Path) -> None:
+    for job in ("zzz-first", "aaa-second"):
+        w = DatasetWriter(str(tmp_path), job)
+        w.write("fetch_log", [{"url": "http://x/", "outcome": "page", "fetched_at": datetime.now(UTC)}])
+        w.close()
+        time.sleep(0.05)
+    assert list_jobs(str(tmp_path)) == ["zzz-first", "aaa-second"]
