@@ -112,7 +112,20 @@ def crawl_settings(args: argparse.Namespace) -> Any:
         if not sep:
             raise fail(f"-s takes NAME=VALUE, not {kv!r}")
         settings.set(key, value, priority="cmdline")
+    if settings.getpriority("USER_AGENT") < settings.getpriority("FEEDCENSUS_CONTACT_URL"):
+        # The User-Agent names the contact URL in force, also one set with -s.
+        settings.set("USER_AGENT", user_agent(settings.get("FEEDCENSUS_CONTACT_URL")), priority="cmdline")
     return settings
+
+
+def user_agent(contact_url: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("feedcensus")
+    except PackageNotFoundError:
+        ours = "dev"
+    return f"feedcensus/{ours} (+{contact_url})"
 
 
 def run_crawl(settings: Any, *, seeds: Sequence[str] = (), opml: Sequence[str] = (), urls: Sequence[str] = ()) -> dict[str, Any]:
@@ -244,7 +257,18 @@ def print_lint(result: dict[str, Any]) -> None:
         print(f"  {f['severity']:7} {f['rule']} x{f['count']}: {f['example'] or ''}")
 
 
+def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
+    headers = {}
+    for value in values or []:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise fail(f"--header takes 'Name: value', not {value!r}")
+        headers[name.strip().lower()] = content.strip()
+    return headers
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
+    extra_headers = parse_headers(args.header)
     code = 0
     for source in args.sources:
         try:
@@ -253,7 +277,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
             print(f"feedcensus lint: {exc}", file=sys.stderr)
             code = EXIT_USAGE
             continue
-        result = lint_document(source, body, url, headers)
+        result = lint_document(source, body, url, {**headers, **extra_headers})
         if args.json:
             print(json.dumps(result, ensure_ascii=False, default=str))
         else:
@@ -356,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lint = sub.add_parser("lint", help="parse documents without crawling and print format, tally and findings")
     lint.add_argument("--json", action="store_true", help="one JSON object per document per line")
+    lint.add_argument("--header", action="append", metavar="'NAME: VALUE'",
+                      help="an HTTP header the documents are read with, e.g. 'Content-Type: text/xml; charset=koi8-r'")
     lint.add_argument("sources", nargs="+", metavar="FILE_OR_URL")
     lint.set_defaults(func=cmd_lint)
 

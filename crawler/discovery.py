@@ -73,7 +73,7 @@ from html.entities import html5 as _HTML5_ENTITIES
 __all__ = ["MAX_HREF_LENGTH", "RULES", "FeedLink", "decode_html", "discover"]
 
 #: Longest resolved href still followed (Scrapy's ``URLLENGTH_LIMIT`` default).
-MAX_HREF_LENGTH = 2083
+MAX_HREF_LENGTH = 8192  # the crawl's URL limit (FEEDCENSUS_MAX_URL_LENGTH default), so a link is judged as a request would be
 
 #: How many bytes the ``<meta charset>`` prescan looks at. WHATWG says 1024;
 #: Chrome keeps looking further inside the head, so allow a little more.
@@ -105,7 +105,7 @@ RULES: dict[str, str] = {
     "href-no-host": "Crawler policy, no spec: an http(s) URL without a host, e.g. 'http:///feed' or 'http:feed' on an "
     "https page; not followed.",
     "href-too-long": f"Crawler policy, no spec: the resolved URL is longer than {MAX_HREF_LENGTH} characters "
-    "(Scrapy's URLLENGTH_LIMIT default); not followed.",
+    "(the crawl's URL limit); not followed.",
 }
 
 _SHARED_RULES = frozenset({"not-in-head", "href-missing", "href-empty", "href-not-uri"})

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from scrapy import Request, Spider
 
 from crawler.items import FeedDocument, FetchRecord
+from crawler.netsafety import DEFAULT_MAX_URL_LENGTH
 from crawler.opml import OpmlDocument, parse_opml
 from crawler.outcomes import classify_failure, one_line
 from crawler.resume import resume_state
@@ -32,9 +33,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_URL_LENGTH = 8192
-
-
 def as_list(value: str | Iterable[str] | None) -> list[str]:
     """Spider arguments arrive as one string from ``-a`` or as lists from the CLI."""
     if value is None:
@@ -44,10 +42,10 @@ def as_list(value: str | Iterable[str] | None) -> list[str]:
     return [v for v in value if v]
 
 
-def check_url(url: str) -> tuple[str, str] | None:
+def check_url(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> tuple[str, str] | None:
     """(outcome, reason) when ``url`` cannot be requested, None when it can."""
-    if len(url) > MAX_URL_LENGTH:
-        return "invalid_url", f"URL longer than {MAX_URL_LENGTH} characters"
+    if len(url) > max_length:
+        return "invalid_url", f"URL longer than {max_length} characters"
     try:
         parts = urlsplit(url)
     except ValueError as exc:
@@ -171,7 +169,7 @@ class CensusSpider(Spider):
         self, url: str, *, via: str, source: str | None, depth: int, kind: str, **extra: Any
     ) -> Request | FetchRecord:
         """A request carrying its context, or the FetchRecord saying why there is none."""
-        problem = check_url(url)
+        problem = check_url(url, self.settings.getint("FEEDCENSUS_MAX_URL_LENGTH"))
         if problem is not None:
             outcome, reason = problem
             self.crawler.stats.inc_value(f"feedcensus/outcome/{outcome}")
