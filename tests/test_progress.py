@@ -1,0 +1,76 @@
+"""Progress: a live status line on a terminal, periodic log lines otherwise, and a summary at the end."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from crawler.progress import status_line, summary_lines
+from crawler.webserver import Route, Web, WebServer
+from tests.conftest import REPO
+
+
+def test_status_and_summary_lines_add_up() -> None:
+    stats = {"response_received_count": 120, "feedcensus/outcome/feed": 30, "feedcensus/outcome/page": 80,
+             "feedcensus/outcome/http_error": 7, "feedcensus/outcome/timeout": 3, "feedcensus/items": 600,
+             "feedcensus/outcome/duplicate": 12, "feedcensus/inputs": 90}
+    line = status_line(stats, pending=5, elapsed=60.0)
+    assert line == "120 responses, 5 pending, 30 feeds, 600 items, 10 errors, 120 responses/min"
+    summary = "\n".join(summary_lines(stats, "/data", "job1"))
+    assert "errors: http_error 7, timeout 3" in summary
+    assert "feeds: 30   items: 600" in summary
+    assert "data: /data (job_id=job1" in summary
+
+
+def test_live_progress_on_a_terminal(tmp_path: Path) -> None:
+    web = Web()
+    html = {"Content-Type": "text/html"}
+    for i in range(12):
+        web.add(f"/s{i}/", Route(b"<html><head><title>x</title></head></html>", headers=html, delay=0.4))
+    with WebServer(web) as server:
+        urls = [a for i in range(12) for a in ("--url", f"{server.url}/s{i}/")]
+        primary, secondary = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "crawl", *urls, "--out", str(tmp_path / "out"),
+             "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2",
+             "--log-level", "WARNING"],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=secondary,
+        )
+        os.close(secondary)
+        chunks = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                data = os.read(primary, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.wait(timeout=30)
+        os.close(primary)
+    out = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0
+    assert "\r\x1b[K" in out and "pending" in out and "responses/min" in out
+    assert "pages: 12" in out  # the summary printed at the end
+
+
+def test_periodic_log_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    web = Web()
+    for i in range(6):
+        web.add(f"/s{i}/", Route(b"<html><head></head></html>", headers={"Content-Type": "text/html"}, delay=0.4))
+    with WebServer(web) as server:
+        urls = [a for i in range(6) for a in ("--url", f"{server.url}/s{i}/")]
+        proc = run_cli("crawl", *urls, "--out", str(tmp_path / "out"), "-s", "FEEDCENSUS_PROGRESS_INTERVAL=0.3",
+                       "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
+                       "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1")
+    assert proc.returncode == 0
+    assert "\x1b[K" not in proc.stderr
+    assert "[crawler.progress] INFO: progress: " in proc.stderr
+    assert "summary: pages: 6" in proc.stderr
