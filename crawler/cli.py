@@ -91,8 +91,10 @@ def crawl_settings(args: argparse.Namespace) -> Any:
 
     settings = get_project_settings()
     settings.set("FEEDCENSUS_OUT", args.out, priority="cmdline")
-    if args.job_id:
-        settings.set("FEEDCENSUS_JOB_ID", args.job_id, priority="cmdline")
+    from pipelines.writer import default_job_id
+
+    # Named here, not when the writer opens, so the summary and a resume state can say it.
+    settings.set("FEEDCENSUS_JOB_ID", args.job_id or default_job_id(), priority="cmdline")
     if args.no_reflexive:
         settings.set("FEEDCENSUS_REFLEXIVE", False, priority="cmdline")
     if args.no_pages:
@@ -194,7 +196,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 def print_summary(stats: dict[str, Any], settings: Any) -> None:
     from crawler.progress import summary_lines
 
-    job = settings.get("FEEDCENSUS_JOB_ID") or "(start time)"
+    job = settings.get("FEEDCENSUS_JOB_ID")
     for line in summary_lines(stats, settings.get("FEEDCENSUS_OUT"), job):
         print(line, file=sys.stderr)
 
