@@ -93,6 +93,10 @@ EXTENSIONS = {
 DUPEFILTER_CLASS = "crawler.resume.ResumeDupeFilter"
 
 # --- Engine ---------------------------------------------------------------------------
+# Scrapy default: 100. A response yields a handful of items and requests, and the pipelines are
+# synchronous; Scrapy starts this many asyncio workers per response, which cost ~30% of the
+# crawl's CPU at 100 (benchmarks/RESULTS.md).
+CONCURRENT_ITEMS = 8
 # Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable.
 LOG_LEVEL = "INFO"
 # Scrapy default: 0 (depth-first-ish LIFO). Breadth-first keeps the frontier small and fair across sites.
