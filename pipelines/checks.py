@@ -41,7 +41,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 from schemas.namespaces import element_name
 
@@ -451,15 +454,25 @@ def _analyse_date(raw: str) -> _DateAnalysis:
 # ---------------------------------------------------------------- accumulation
 
 
+def _same(text: str) -> str:
+    return text
+
+
 class _Acc:
     """Findings being gathered: (rule, scope) -> [count, first example]."""
 
-    __slots__ = ("body", "candidates", "future_limit", "hits", "now")
+    __slots__ = ("body", "candidates", "children", "future_limit", "hits", "mark", "now", "restore")
 
-    def __init__(self, body: bytes, now: datetime | None) -> None:
+    def __init__(self, body: bytes, now: datetime | None, notes: Any = None) -> None:
         self.hits: dict[tuple[str, str], list[Any]] = {}
         self.body = body
         self.now = now
+        #: Turns a text read from the tree into the document's text (see ``check_feed``'s ``notes``).
+        self.restore: Callable[[str], str] = _same if notes is None else notes.restore
+        #: Only a text containing this needs ``restore`` (NUL, which no XML text contains, when nothing does).
+        self.mark: str = "\x00" if notes is None else notes.MARK
+        #: element -> its element children and their names, when the parser kept them
+        self.children: dict[Any, list[tuple[Any, str]]] = {} if notes is None else notes.children
         self.future_limit: float | None = None
         self.candidates: list[tuple[Any, str, str]] = []  # (element, raw tag, scope) for the 3.1 byte check
 
@@ -495,14 +508,35 @@ def _name(tag: str) -> str:
     return name
 
 
+def _children(el: Any, acc: _Acc) -> list[tuple[Any, str]]:
+    """The element children of ``el`` with their names: as the parser kept them, or read now."""
+    kids = acc.children.get(el)
+    if kids is None:
+        names = _NAMES
+        kids = [(ch, names.get(t) or _name(t)) for ch in el if (t := ch.tag).__class__ is str]
+    return kids
+
+
 def _is_core(name: str) -> bool:
     return ":" not in name and name[:1] != "{"
 
 
-def _text(el: Any) -> str:
+def _text(el: Any, acc: _Acc) -> str:
     if len(el) == 0:
-        return el.text or ""
-    return "".join(el.itertext())
+        text = el.text
+        if text is None:
+            return ""
+    else:
+        text = "".join(el.itertext())
+    return acc.restore(text) if acc.mark in text else text
+
+
+def _leaf_text(el: Any, acc: _Acc) -> str:
+    """``el.text`` (children ignored), or ''."""
+    text = el.text
+    if text is None:
+        return ""
+    return acc.restore(text) if acc.mark in text else text
 
 
 def _has_child_elements(el: Any) -> bool:
@@ -530,7 +564,44 @@ def _check_email(acc: _Acc, scope: str, value: str) -> None:
         acc.add("email-missing", scope, value or "(empty)")
 
 
+_UNIVERSAL_PARTS_RE = re.compile(
+    r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+    r"(\d{4}) (\d\d):(\d\d):(\d\d) (?:\+0000|-0000|GMT)\Z"
+)
+_MONTH_NUMBERS = {m.capitalize(): n for m, n in _MONTHS.items()}
+_WEEKDAY_NUMBERS = {d.capitalize(): n for d, n in _WEEKDAYS.items()}
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
+def _universal_date(value: str) -> tuple[float, bool] | None:
+    """(timestamp, weekday matches) for a valid date-time in a universal form, else None.
+
+    The common case, read directly: when this returns a result,
+    ``_analyse_date`` finds the date valid and universal, with no remark but
+    possibly the weekday.
+    """
+    m = _UNIVERSAL_PARTS_RE.match(value.strip())
+    if m is None:
+        return None
+    wd, day_s, mon_s, year_s, hh_s, mm_s, ss_s = m.groups()
+    year, month, day = int(year_s), _MONTH_NUMBERS[mon_s], int(day_s)
+    hh, mm, ss = int(hh_s), int(mm_s), int(ss_s)
+    if year < 1 or not (1 <= day <= calendar.monthrange(year, month)[1] and hh <= 23 and mm <= 59 and ss <= 60):
+        return None  # _analyse_date says what is wrong (or raises, as it does for year 0)
+    days = date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    weekday_ok = _WEEKDAY_NUMBERS[wd] == (days + 3) % 7  # 1970-01-01 was a Thursday
+    return float(((days * 24 + hh) * 60 + mm) * 60 + min(ss, 59)), weekday_ok
+
+
 def _check_date(acc: _Acc, scope: str, value: str, *, item: bool) -> None:
+    universal = _universal_date(value)
+    if universal is not None:
+        timestamp, weekday_ok = universal
+        if not weekday_ok:
+            acc.add("date-weekday-mismatch", scope, value)
+        if item:
+            _check_future(acc, scope, value, timestamp)
+        return
     d = _analyse_date(value)
     if d.comment_or_space:
         acc.add("date-comment-or-extra-space", scope, value)
@@ -546,13 +617,17 @@ def _check_date(acc: _Acc, scope: str, value: str, *, item: bool) -> None:
     if not d.universal:
         acc.add("date-not-universal-form", scope, value)
     if item and d.timestamp is not None:
-        if acc.future_limit is None:
-            now = acc.now or datetime.now(UTC)
-            if now.tzinfo is None:
-                now = now.replace(tzinfo=UTC)
-            acc.future_limit = now.timestamp() + _FUTURE_GRACE_SECONDS
-        if d.timestamp > acc.future_limit:
-            acc.add("item-date-in-future", scope, value)
+        _check_future(acc, scope, value, d.timestamp)
+
+
+def _check_future(acc: _Acc, scope: str, value: str, timestamp: float) -> None:
+    if acc.future_limit is None:
+        now = acc.now or datetime.now(UTC)
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
+        acc.future_limit = now.timestamp() + _FUTURE_GRACE_SECONDS
+    if timestamp > acc.future_limit:
+        acc.add("item-date-in-future", scope, value)
 
 
 def _check_plain_text(acc: _Acc, el: Any, scope: str, text: str) -> None:
@@ -598,11 +673,7 @@ def _check_channel(channel: Any, acc: _Acc) -> None:
     after_item: str | None = None
     self_link = False
     dc_creator = False
-    for child in channel:
-        tag = child.tag
-        if not isinstance(tag, str):
-            continue
-        name = _name(tag)
+    for child, name in _children(channel, acc):
         if name == "item":
             items.append(child)
             continue
@@ -624,7 +695,7 @@ def _check_channel(channel: Any, acc: _Acc) -> None:
         if name not in _CONTAINERS:
             if _has_child_elements(child):
                 acc.add("text-element-has-children", scope, name)
-            text = _text(child)
+            text = _text(child, acc)
             if name not in texts:
                 texts[name] = text
             if name in _PLAIN_CHANNEL:
@@ -727,7 +798,7 @@ def _check_image(acc: _Acc, image: Any, channel_title: str | None, channel_link:
         seen[name] = seen.get(name, 0) + 1
         if _has_child_elements(child):
             acc.add("text-element-has-children", scope, name)
-        text = _text(child)
+        text = _text(child, acc)
         values.setdefault(name, text)
         if name in _PLAIN_SUB:
             _check_plain_text(acc, child, scope, text)
@@ -776,7 +847,7 @@ def _check_text_input(acc: _Acc, text_input: Any) -> None:
         seen[name] = seen.get(name, 0) + 1
         if _has_child_elements(child):
             acc.add("text-element-has-children", scope, name)
-        text = _text(child)
+        text = _text(child, acc)
         if name in _PLAIN_SUB:
             _check_plain_text(acc, child, scope, text)
         if name == "link":
@@ -804,7 +875,7 @@ def _check_skip_hours(acc: _Acc, skip_hours: Any) -> None:
         if name != "hour":
             acc.add("undefined-element", scope, name)
             continue
-        text = _text(child)
+        text = _text(child, acc)
         n = _positive_int(text)
         if n == 24:
             acc.add("skip-hour-24", scope, text)
@@ -830,7 +901,7 @@ def _check_skip_days(acc: _Acc, skip_days: Any) -> None:
         if name != "day":
             acc.add("undefined-element", scope, name)
             continue
-        text = _text(child).strip()
+        text = _text(child, acc).strip()
         if text not in _DAYS:
             acc.add("skip-day-invalid", scope, text or "(empty)")
         elif text in days:
@@ -841,19 +912,17 @@ def _check_skip_days(acc: _Acc, skip_days: Any) -> None:
 def _check_item(item: Any, acc: _Acc) -> int:
     """Check one item; return how many slash:comments it has (for the channel's SlashDate rule)."""
     scope = "item"
+    add = acc.add
+    mark = acc.mark
     seen: dict[str, int] = {}
     position = 0
     description_at = content_at = -1
     enclosures = 0
     dc_creator = False
     slash = 0
-    for child in item:
-        tag = child.tag
-        if not isinstance(tag, str):
-            continue
+    for child, name in _children(item, acc):
         position += 1
-        name = _name(tag)
-        if not _is_core(name):
+        if ":" in name or name[:1] == "{":  # not a core element
             if name == "content:encoded":
                 if content_at < 0:
                     content_at = position
@@ -861,67 +930,74 @@ def _check_item(item: Any, acc: _Acc) -> int:
                 dc_creator = True
             elif name == "slash:comments":
                 slash += 1
-                n = _positive_int(child.text or "")
+                n = _positive_int(_leaf_text(child, acc))
                 if n is None:
-                    acc.add("slash-comments-not-integer", scope, _text(child) or "(empty)")
+                    add("slash-comments-not-integer", scope, _text(child, acc) or "(empty)")
             elif name == "atom:link" and child.get("href") is None:
-                acc.add("atom-link-missing-href", scope, "atom:link")
+                add("atom-link-missing-href", scope, "atom:link")
             continue
         if name not in _ITEM_CORE:
-            acc.add("undefined-element", scope, name)
+            add("undefined-element", scope, name)
             continue
         seen[name] = seen.get(name, 0) + 1
         if name == "enclosure":
             enclosures += 1
             _check_enclosure(acc, child)
             continue
-        if _has_child_elements(child):
-            acc.add("text-element-has-children", scope, name)
-        text = _text(child)
-        if name in _PLAIN_ITEM:
-            _check_plain_text(acc, child, scope, text)
+        if len(child):
+            if _has_child_elements(child):
+                add("text-element-has-children", scope, name)
+            text = "".join(child.itertext())
+        else:
+            text = child.text
+            if text is None:
+                text = ""
+        if mark in text:
+            text = acc.restore(text)
+        if name in _PLAIN_ITEM and ("&" in text or "<" in text or ">" in text):
+            acc.candidates.append((child, child.tag, scope))
         if name == "title":
             pass
         elif name == "description":
             if description_at < 0:
                 description_at = position
             if (m := _REL_REF_RE.search(text)) is not None:
-                acc.add("description-relative-url", scope, m.group(1))
-        elif name == "link" or name == "comments":
-            _check_url(acc, scope, text)
+                add("description-relative-url", scope, m.group(1))
         elif name == "pubDate":
             _check_date(acc, scope, text, item=True)
+        elif name == "link" or name == "comments":
+            _check_url(acc, scope, text)
         elif name == "guid":
             permalink = child.get("isPermaLink")
             flag = None if permalink is None else permalink.strip().lower()
             if flag is not None and flag not in ("true", "false"):
-                acc.add("guid-is-permalink-invalid", scope, permalink or "(empty)")
+                add("guid-is-permalink-invalid", scope, permalink or "(empty)")
             elif flag != "false" and _SCHEME_RE.match(text) is None:
-                acc.add("guid-permalink-not-url", scope, text or "(empty)")
+                add("guid-permalink-not-url", scope, text or "(empty)")
         elif name == "author":
             _check_email(acc, scope, text)
         elif name == "source":
             url = child.get("url")
             if url is None:
-                acc.add("source-missing-url", scope, text)
+                add("source-missing-url", scope, text)
             else:
                 _check_url(acc, scope, url, "source-url-not-absolute")
     if "title" not in seen and "description" not in seen:
-        acc.add("item-missing-title-and-description", scope, None)
+        add("item-missing-title-and-description", scope, None)
     for name, n in seen.items():
         if n > 1 and name in _ITEM_SINGLE:
-            acc.add("duplicate-item-element", scope, name, n - 1)
+            add("duplicate-item-element", scope, name, n - 1)
     if enclosures > 1:
-        acc.add("duplicate-enclosure", scope, "enclosure", enclosures - 1)
+        add("duplicate-enclosure", scope, "enclosure", enclosures - 1)
     if "guid" not in seen:
-        acc.add("item-missing-guid", scope, None)
+        add("item-missing-guid", scope, None)
     if dc_creator and "author" in seen:
-        acc.add("author-and-dc-creator", scope, "author")
+        add("author-and-dc-creator", scope, "author")
     if content_at >= 0:
         if description_at < 0:
-            acc.add("content-without-description", scope, "content:encoded")
+            add("content-without-description", scope, "content:encoded")
         elif content_at < description_at:
-            acc.add("content-before-description", scope, "content:encoded")
+            add("content-before-description", scope, "content:encoded")
     return slash
 
 
@@ -992,7 +1068,13 @@ def _check_character_data(acc: _Acc) -> None:
 
 
 def check_feed(
-    root: Any, *, format: str, version: str | None, body: bytes = b"", now: datetime | None = None
+    root: Any,
+    *,
+    format: str,
+    version: str | None,
+    body: bytes = b"",
+    now: datetime | None = None,
+    notes: Any = None,
 ) -> list[Finding]:
     """Check one parsed feed against the RSS Best Practices Profile.
 
@@ -1002,12 +1084,14 @@ def check_feed(
     version rule reads the attribute itself so that no normalisation hides a
     bad value. ``body`` (the raw document bytes) is needed only for the 3.1
     character-data rule; ``now`` (default: the current UTC time; naive means
-    UTC) is the reference for future item dates. Never raises.
+    UTC) is the reference for future item dates. ``notes`` is the ``notes``
+    of the ``parse_feed(..., with_notes=True)`` result whose ``root`` this is
+    (a ``pipelines.feedparse.TreeNotes``). Never raises.
     """
     del version  # the version rule reads root's attribute directly
     if format != "rss" or root is None:
         return []
-    acc = _Acc(body if isinstance(body, bytes | bytearray) else b"", now)
+    acc = _Acc(body if isinstance(body, bytes | bytearray) else b"", now, notes)
     _guard(_check_rss, root, acc)
     _guard(_check_character_data, acc)
     return acc.findings()

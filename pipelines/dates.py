@@ -73,6 +73,12 @@ _UNIVERSAL = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} "
     r"\d\d:\d\d:\d\d (?:\+0000|-0000|GMT)"
 )
+#: ``_UNIVERSAL`` with its parts captured (day, month, year, hh, mm, ss); every zone it allows is UTC.
+_UNIVERSAL_PARTS = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) "
+    r"(\d\d):(\d\d):(\d\d) (?:\+0000|-0000|GMT)"
+)
+_MONTHS_CAP = {m.capitalize(): i for m, i in _MONTHS.items()}
 _RFC822 = re.compile(
     r"(?:(?:mon|tue|wed|thu|fri|sat|sun)\s*,\s*)?"
     r"(\d{1,2})\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\s+(\d{4}|\d{2})\s+"
@@ -110,6 +116,16 @@ def parse_date(raw: str | None) -> tuple[datetime | None, str | None]:
 
 
 def _parse(s: str) -> tuple[datetime | None, str]:
+    m = _UNIVERSAL_PARTS.fullmatch(s)
+    if m is not None:  # the common case, read directly: same result as the general path below
+        day, mon, year, hh, mm, ss = m.groups()
+        dt = _build(int(year), _MONTHS_CAP[mon], int(day), int(hh), int(mm), int(ss), 0, 0)
+        if dt is not None:
+            return dt, "rfc822-universal"
+    return _parse_general(s)
+
+
+def _parse_general(s: str) -> tuple[datetime | None, str]:
     m = _RFC822.fullmatch(s)
     if m is not None:
         dt = _rfc822(m)

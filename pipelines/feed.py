@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 
 def process_document(doc: FeedDocument, now: datetime | None = None) -> TableRows:
     """The whole per-feed path, as one pure function (also what the benchmarks time)."""
-    parsed = parse_feed(doc.body, doc.final_url, doc.headers)
+    parsed = parse_feed(doc.body, doc.final_url, doc.headers, with_notes=True)
     findings = []
     if parsed.root is not None:
-        findings = check_feed(parsed.root, format=parsed.format, version=parsed.version, body=doc.body, now=now)
-    parsed.root = None  # the tree is not needed past this point: free it now
+        findings = check_feed(
+            parsed.root, format=parsed.format, version=parsed.version, body=doc.body, now=now, notes=parsed.notes
+        )
+    parsed.root = parsed.notes = None  # the tree is not needed past this point: free it now
     return feed_rows(doc, parsed, findings)
 
 

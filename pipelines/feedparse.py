@@ -109,6 +109,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import secrets
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ from lxml import etree
 from pipelines.dates import parse_date
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
 
-__all__ = ["ParsedFeed", "ParsedItem", "Usage", "parse_feed", "sniff"]
+__all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed", "sniff"]
 
 
 @dataclass(slots=True)
@@ -166,6 +167,8 @@ class ParsedFeed:
     items: list[ParsedItem]
     usage: list[Usage]
     root: Any | None
+    #: Only from ``parse_feed(..., with_notes=True)``: pass it to ``check_feed`` with ``root``.
+    notes: TreeNotes | None = None
 
 
 # --------------------------------------------------------------------------- constants
@@ -416,9 +419,29 @@ def _one_line(exc: BaseException) -> str:
     return _ERROR_TAIL.sub("", msg)
 
 
-def _parse_xml(body: bytes, header_charset: str | None) -> tuple[Any, bool, str | None, str | None]:
-    """(root or None, well_formed, first error, encoding used)."""
+def _parse_xml(
+    body: bytes, header_charset: str | None, notes: TreeNotes | None = None
+) -> tuple[Any, bool, str | None, str | None]:
+    """(root or None, well_formed, first error, encoding used).
+
+    With ``notes``, large CDATA sections may be lifted (the texts of the tree
+    then need ``notes.restore``); the results are the same.
+    """
     doc_enc, how = _document_encoding(body)
+    if (
+        notes is not None
+        and doc_enc in ("utf-8", "utf8")
+        and (how != "default" or not header_charset or _same_charset(header_charset, "utf-8"))
+        and _lift_cdata(body, notes)
+    ):
+        try:
+            root = etree.fromstring(notes.body, _parser(None, False))
+        except Exception:
+            root = None  # the plain path below parses the document itself and reports the error
+        notes.body = b""
+        if root is not None and (root.getroottree().docinfo.encoding or "").lower() in ("utf-8", "utf8"):
+            return root, True, None, doc_enc
+        notes._spans = []  # not well-formed, or not read as UTF-8 after all: parse the document itself
     # Candidates: (encoding forced on lxml or None to let it read the document, name to report).
     candidates: list[tuple[str | None, str]] = []
     if how in ("bom", "pattern"):
@@ -476,10 +499,171 @@ def _parse_xml(body: bytes, header_charset: str | None) -> tuple[Any, bool, str 
     return root, False, first_error or "not well-formed", reported
 
 
+# --------------------------------------------------------------------------- lifting large CDATA
+
+#: libxml2 reads a CDATA section one character at a time, several times slower
+#: than it reads other text, and feeds put whole articles in CDATA. Sections at
+#: least this long are cut out of the bytes before parsing (see _lift_cdata).
+_LIFT_MIN_BYTES = 1024
+#: Above this size a document is parsed as it is: no text node of a smaller
+#: one can reach libxml2's 10 MB limit, so lifting never hides that error.
+_LIFT_MAX_DOCUMENT = 9_000_000
+_LIFT_MARK = "\ue000"  # a private-use character, then the per-document key
+_LIFT_END = "\ue001"
+#: Bytes that XML forbids anywhere, CDATA included (tab, LF and CR are allowed).
+_XML_FORBIDDEN_BYTES = bytes(range(9)) + b"\x0b\x0c" + bytes(range(14, 32))
+_NOT_NEWLINE_OR_FORBIDDEN = bytes(b for b in range(256) if b != 10 and b not in _XML_FORBIDDEN_BYTES)
+
+
+class TreeNotes:
+    """What ``parse_feed(..., with_notes=True)`` knows about its tree that ``check_feed`` can reuse.
+
+    ``restore``: large CDATA sections are cut out of the document before
+    parsing (see ``_lift_cdata``). In the tree each one's text is a
+    placeholder: a private-use mark, a key random to this document (so no
+    document can forge one), the section's number, an end mark, then as many
+    newlines as the section had, so that every element keeps its
+    ``sourceline``. :meth:`restore` turns a text read from the tree back into
+    the text libxml2 would have produced from the document.
+
+    ``children``: for the channel and each item of an RSS document whose
+    elements have no namespace, its element children with their names
+    (:func:`schemas.namespaces.element_name`), in document order.
+    """
+
+    __slots__ = ("_spans", "body", "children", "key", "source")
+
+    #: Every placeholder starts with this character: a text without it needs no :meth:`restore`.
+    MARK = _LIFT_MARK
+
+    def __init__(self) -> None:
+        self.source = b""  # the document as fetched
+        self.key = ""
+        self.body = b""  # the document with placeholders, until parsed
+        self._spans: list[tuple[int, int, int]] = []  # (start, end, newlines) of each section in source
+        self.children: dict[Any, list[tuple[Any, str]]] = {}
+
+    def restore(self, text: str) -> str:
+        """``text`` with every placeholder replaced by its section's text."""
+        if not self._spans:
+            return text
+        key = self.key
+        i = text.find(key)
+        if i < 0:
+            return text
+        parts: list[str] = []
+        pos = 0
+        spans = self._spans
+        while i >= 0:
+            j = text.find(_LIFT_END, i)
+            start, end, newlines = spans[int(text[i + len(key) : j])]
+            parts.append(text[pos:i])
+            section = self.source[start:end].decode("utf-8")
+            if "\r" in section:  # XML end-of-line handling, as libxml2 does it
+                section = section.replace("\r\n", "\n").replace("\r", "\n")
+            parts.append(section)
+            pos = j + 1 + newlines
+            i = text.find(key, pos)
+        parts.append(text[pos:])
+        return "".join(parts)
+
+
+def _lift_cdata(body: bytes, notes: TreeNotes) -> bool:
+    """Cut the large CDATA sections out of a UTF-8 document into ``notes``; False when there are none.
+
+    Only sections libxml2 would read without error are lifted (valid UTF-8, no
+    character XML forbids), so that the document parses if and only if the
+    original does; comments and processing instructions are skipped, since a
+    ``<![CDATA[`` in them is not a section, and a document type declaration with
+    an internal subset stops the search. Every ``<!`` outside those is a CDATA
+    section, a comment or a document type declaration in a well-formed
+    document; anything else stops the search too (the document is then not
+    well-formed, and its error is found by parsing it as it is).
+    """
+    find = body.find
+    if len(body) > _LIFT_MAX_DOCUMENT or find(b"<![CDATA[") < 0:
+        return False
+    key = _LIFT_MARK + secrets.token_hex(8)
+    spans: list[tuple[int, int, int]] = []
+    out: list[bytes] = []
+    copied = 0  # body[:copied] is in out
+    pos = 0
+    # Every "<!" and "<?" is found through its second byte: "!" and "?" are rare
+    # in markup, and looking for one byte is many times faster than for two.
+    bang = find(b"!")
+    quest = find(b"?")
+    while bang >= 0 or quest >= 0:
+        if quest < 0 or 0 <= bang < quest:
+            at = bang
+            bang = find(b"!", at + 1)
+        else:
+            at = quest
+            quest = find(b"?", at + 1)
+        if body[at - 1 : at] != b"<":
+            continue
+        lt = at - 1
+        if body[at] == 63:  # "<?": a processing instruction (or the XML declaration)
+            end = find(b"?>", lt + 2)
+            if end < 0:
+                break
+            pos = end + 2
+        elif body.startswith(b"[CDATA[", lt + 2):
+            start = lt + 9
+            end = start
+            while True:  # the first "]]>"; searching for "]" alone is much faster
+                end = find(b"]", end)
+                if end < 0 or body.startswith(b"]]>", end):
+                    break
+                end += 1
+            if end < 0:
+                break
+            if end - start >= _LIFT_MIN_BYTES:
+                section = body[start:end]
+                # one pass: what is left is the newlines, and any byte XML forbids
+                newlines = len(kept := section.translate(None, _NOT_NEWLINE_OR_FORBIDDEN))
+                if kept.count(b"\n") == newlines and (section.isascii() or _valid_utf8_chars(section)):
+                    out.append(body[copied:start])
+                    out.append(f"{key}{len(spans)}{_LIFT_END}".encode() + b"\n" * newlines)
+                    spans.append((start, end, newlines))
+                    copied = end
+            pos = end + 3
+        elif body.startswith(b"--", lt + 2):
+            end = find(b"-->", lt + 4)
+            if end < 0:
+                break
+            pos = end + 3
+        elif body.startswith(b"DOCTYPE", lt + 2):
+            end = find(b">", lt)
+            decl = body[lt:end]
+            if end < 0 or b"[" in decl or decl.count(b'"') % 2 or decl.count(b"'") % 2:
+                break  # an internal subset, or a quoted ">": not worth reading
+            pos = end + 1
+        else:
+            break
+        if 0 <= bang < pos:
+            bang = find(b"!", pos)
+        if 0 <= quest < pos:
+            quest = find(b"?", pos)
+    if not spans:
+        return False
+    out.append(body[copied:])
+    notes.source, notes.key, notes.body, notes._spans = body, key, b"".join(out), spans
+    return True
+
+
+def _valid_utf8_chars(section: bytes) -> bool:
+    """Whether non-ASCII bytes are UTF-8 that libxml2 accepts (no U+FFFE / U+FFFF)."""
+    try:
+        text = section.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return "\ufffe" not in text and "\uffff" not in text
+
+
 # --------------------------------------------------------------------------- text helpers
 
 
-def _text(el: Any) -> str | None:
+def _text(el: Any, notes: TreeNotes | None = None) -> str | None:
     """The text of an element, children included, stripped; None when blank."""
     if len(el):
         parts: list[str] = []
@@ -487,10 +671,11 @@ def _text(el: Any) -> str | None:
         t = "".join(parts)
     else:
         t = el.text
-    if t:
-        t = t.strip()
-        return t or None
-    return None
+        if t is None:
+            return None
+    if notes is not None and _LIFT_MARK in t:
+        t = notes.restore(t)
+    return t.strip() or None
 
 
 def _gather(el: Any, parts: list[str]) -> None:
@@ -508,9 +693,9 @@ def _gather(el: Any, parts: list[str]) -> None:
 _TAGS = re.compile(r"<[^>]*>")
 
 
-def _atom_text(el: Any) -> str | None:
+def _atom_text(el: Any, notes: TreeNotes | None) -> str | None:
     """An Atom text construct as plain text: markup of type="html" removed."""
-    t = _text(el)
+    t = _text(el, notes)
     if t is not None and el.get("type") == "html":
         t = unescape(_TAGS.sub("", t)).strip() or None
     return t
@@ -642,27 +827,40 @@ def _rdf_version(root: Any) -> str | None:
     return None
 
 
-def _unknown(error: str | None, well_formed: bool, encoding: str | None, root: Any) -> ParsedFeed:
-    return ParsedFeed("unknown", None, well_formed, error, encoding, None, None, None, None, [], [], root)
+def _unknown(
+    error: str | None, well_formed: bool, encoding: str | None, root: Any, notes: TreeNotes | None = None
+) -> ParsedFeed:
+    return ParsedFeed("unknown", None, well_formed, error, encoding, None, None, None, None, [], [], root, notes)
 
 
-def parse_feed(body: bytes, url: str = "", headers: Mapping[str, str] | None = None) -> ParsedFeed:
-    """Parse a feed document and tally its elements. Never raises."""
+def parse_feed(
+    body: bytes, url: str = "", headers: Mapping[str, str] | None = None, *, with_notes: bool = False
+) -> ParsedFeed:
+    """Parse a feed document and tally its elements. Never raises.
+
+    ``with_notes=True`` is for a caller that passes ``root`` on to
+    :func:`pipelines.checks.check_feed` and nothing else: the results are the
+    same, but the document is parsed faster by cutting large CDATA sections
+    out first, so the texts of ``root`` hold placeholders, and ``notes``
+    (a :class:`TreeNotes`) restores them and keeps what the checks can reuse;
+    give it to ``check_feed`` with the root.
+    """
     try:
-        return _parse_feed(body, url, headers)
+        return _parse_feed(body, url, headers, with_notes)
     except Exception as exc:  # a bug, not bad input: still honour the contract, and say so
         return _unknown(f"internal error: {type(exc).__name__}: {_one_line(exc)}", False, None, None)
 
 
-def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> ParsedFeed:
+def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None, with_notes: bool) -> ParsedFeed:
     if not isinstance(body, bytes):
         body = bytes(body)
-    root, well_formed, error, encoding = _parse_xml(body, _header_charset(headers))
+    notes = TreeNotes() if with_notes else None
+    root, well_formed, error, encoding = _parse_xml(body, _header_charset(headers), notes)
     if root is None:
         return _unknown(error or "no root element", well_formed, encoding, None)
     tag = root.tag
     if tag.__class__ is not str:
-        return _unknown(error or "no root element", well_formed, encoding, root)
+        return _unknown(error or "no root element", well_formed, encoding, root, notes)
     root_name = element_name(tag)
 
     # --- recognise the format from the root element, by its local name
@@ -685,7 +883,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
         if ns == ATOM_NS or ns in _ATOM03_URIS:
             mode = ""  # element_name writes them atom:title, atom03:title
     else:
-        return _unknown(error or f"root element <{root_name}> is not a feed", well_formed, encoding, root)
+        return _unknown(error or f"root element <{root_name}> is not a feed", well_formed, encoding, root, notes)
 
     names = _NAME_CACHES.get(mode)
     if names is None:
@@ -699,7 +897,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                 channel = ch
                 break
         if family == "rdf" and version is None and channel is None:
-            return _unknown(error or "rdf:RDF document without an RSS channel", well_formed, encoding, root)
+            return _unknown(error or "rdf:RDF document without an RSS channel", well_formed, encoding, root, notes)
     acc: dict[str, dict[str, int]] = {"channel": {}, "item": {}}
     ccounts = acc["channel"]
     atom = family in ("atom", "atom03")
@@ -726,16 +924,24 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
     items_el: list[Any] = []
     title = link = language = self_url = None
     dc_language = None
+    # the children the checks will walk again, with their names: only where they name them the same way
+    kids_of = notes.children if notes is not None and family == "rss" and not mode else None
+    kids: list[tuple[Any, str]] | None = None
     for container in containers:
         # RDF: the root's items are the items, not channel elements, and a
         # sibling the channel references by name (<image rdf:resource>) is
         # not counted twice; the children of both are still tallied.
         siblings = frozenset(ccounts) if rdf and container is root else None
+        kids = None
+        if kids_of is not None and container is channel:
+            kids = kids_of[channel] = []
         for ch in container:
             t = ch.tag
             if t.__class__ is not str or ch is channel:
                 continue
             name = names.get(t) or _name_of(t, mode, names)
+            if kids is not None:
+                kids.append((ch, name))
             field = channel_fields.get(name)
             if siblings is not None and (field == "item" or name in siblings):
                 if field == "item":
@@ -754,7 +960,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                 continue
             elif field == "title":
                 if title is None:
-                    title = _atom_text(ch) if atom else _text(ch)
+                    title = _atom_text(ch, notes) if atom else _text(ch, notes)
             elif field == "link":
                 if atom:
                     rel = (ch.get("rel") or "alternate").strip()
@@ -764,13 +970,13 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                     elif self_url is None and (rel == "self" or (rel == "start" and family == "atom03")):
                         self_url = _resolve(_join_base(chan_base, ch), ch.get("href"))
                 elif link is None:
-                    link = _resolve(chan_base, _text(ch))
+                    link = _resolve(chan_base, _text(ch, notes))
             elif field == "language":
                 if language is None:
-                    language = _text(ch)
+                    language = _text(ch, notes)
             elif field == "dc:language":
                 if dc_language is None:
-                    dc_language = _text(ch)
+                    dc_language = _text(ch, notes)
             else:  # an Atom link in another format (or the other Atom version)
                 rel = (ch.get("rel") or "").strip()
                 if self_url is None and (rel == "self" or (rel == "start" and field == "atom03:link")):
@@ -794,7 +1000,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
     person_name = own + "name"
     for position, item in enumerate(items_el):
         seen: set[str] = set()
-        base = _join_base(chan_base, item)
+        base = chan_base if item.get(_XML_BASE) is None else _join_base(chan_base, item)
         guid = ilink = ititle = author = creator = None
         permalink: bool | None = None
         categories: list[str] = []
@@ -802,11 +1008,15 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
         enc_length: int | None = None
         has_enclosure = False
         dates: dict[str, str | None] = {}
+        if kids_of is not None:
+            kids = kids_of[item] = []
         for ch in item:
             t = ch.tag
             if t.__class__ is not str:
                 continue
             name = names.get(t) or _name_of(t, mode, names)
+            if kids is not None:
+                kids.append((ch, name))
             icounts[name] = icounts.get(name, 0) + 1
             seen.add(name)
             keys = ch.keys()
@@ -819,7 +1029,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                 continue
             if field == "title":
                 if ititle is None:
-                    ititle = _atom_text(ch) if atom else _text(ch)
+                    ititle = _atom_text(ch, notes) if atom else _text(ch, notes)
             elif field == "link":
                 if atom:
                     rel = (ch.get("rel") or "alternate").strip()
@@ -832,30 +1042,30 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                         enc_type = ch.get("type")
                         enc_length = _int64(ch.get("length"))
                 elif ilink is None:
-                    ilink = _resolve(base, _text(ch))
+                    ilink = _resolve(base, _text(ch, notes))
             elif field == "guid":
                 if guid is None and rss:
-                    guid = _text(ch)
+                    guid = _text(ch, notes)
                     if guid is not None:
                         permalink = (ch.get("isPermaLink") or "").strip().lower() != "false"
             elif field == "id":
                 if guid is None and atom:
-                    guid = _text(ch)
+                    guid = _text(ch, notes)
             elif field == "author":
                 if author is None:
                     if atom:
                         for sub in ch:
                             st = sub.tag
                             if st.__class__ is str and (names.get(st) or _name_of(st, mode, names)) == person_name:
-                                author = _text(sub)
+                                author = _text(sub, notes)
                                 break
                     else:
-                        author = _text(ch)
+                        author = _text(ch, notes)
             elif field == "dc:creator":
                 if creator is None:
-                    creator = _text(ch)
+                    creator = _text(ch, notes)
             elif field == "category":
-                term = ch.get("term") if atom else _text(ch)
+                term = ch.get("term") if atom else _text(ch, notes)
                 if term is not None:
                     term = term.strip()
                     if term:
@@ -867,7 +1077,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
                     enc_type = ch.get("type")
                     enc_length = _int64(ch.get("length"))
             elif field not in dates:  # the date elements
-                dates[field] = _text(ch)
+                dates[field] = _text(ch, notes)
         for name in seen:
             iwith[name] = iwith.get(name, 0) + 1
         if family == "rdf" and guid is None:
@@ -926,6 +1136,7 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None) -> Par
         items,
         usage,
         root,
+        notes,
     )
 
 

@@ -14,9 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
-from pipelines.checks import RULES, Finding, Rule, check_feed
+from pipelines.checks import RULES, Finding, Rule, _analyse_date, _universal_date, check_feed
+from pipelines.feedparse import parse_feed
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PROFILE = SHARED / "specs" / "rss-best-practices-profile.txt"
@@ -490,3 +493,61 @@ def test_benchmark_corpus_never_raises() -> None:
             assert findings == []
     assert checked > 100
     assert elapsed < 10  # generous: measured ~0.1 s for the whole corpus
+
+
+# ---------------------------------------------------------------- the parser's notes (lifted CDATA, kept children)
+
+LONG = "<p>See <a href='/about'>this</a> & that</p>\n" * 60  # lifted by parse_feed(with_notes=True)
+
+
+def test_check_feed_with_the_parsers_notes_finds_the_same() -> None:
+    item = (
+        f"<item><description><![CDATA[{LONG}]]></description>"
+        "<title>Fish &amp; chips</title><pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"
+        f"<content:encoded><![CDATA[{LONG}]]></content:encoded><guid>x</guid></item>\n"
+    )
+    body = doc(after_items=item * 3).encode()
+    plain = parse_feed(body)
+    noted = parse_feed(body, with_notes=True)
+    assert noted.notes is not None and noted.notes.children  # the channel and items were kept
+    expected = check_feed(plain.root, format="rss", version="2.0", body=body, now=NOW)
+    found = check_feed(noted.root, format="rss", version="2.0", body=body, now=NOW, notes=noted.notes)
+    assert found == expected
+    rules = {f.rule: f for f in found}
+    assert rules["description-relative-url"].example == "/about"  # read from the restored CDATA
+    assert rules["character-data-not-hex"].example == "Fish &amp; chips"  # found by line, after the lifted lines
+    assert rules["guid-permalink-not-url"].count == 3  # the three added items, read through the kept children
+
+
+_DAY_NAMES = st.sampled_from(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+_MONTH_NAMES = st.sampled_from(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    _DAY_NAMES,
+    st.integers(0, 35),
+    _MONTH_NAMES,
+    st.integers(0, 9999),
+    st.integers(0, 25),
+    st.integers(0, 61),
+    st.integers(0, 61),
+    st.sampled_from(["+0000", "-0000", "GMT"]),
+    st.sampled_from(["", " ", "\n\t"]),
+)
+def test_universal_date_shortcut_agrees_with_the_full_analysis(
+    wd: str, day: int, mon: str, year: int, hh: int, mm: int, ss: int, zone: str, pad: str
+) -> None:
+    value = f"{pad}{wd}, {day:02d} {mon} {year:04d} {hh:02d}:{mm:02d}:{ss:02d} {zone}{pad}"
+    fast = _universal_date(value)
+    try:
+        full = _analyse_date(value)
+    except ValueError:  # year 0: the full analysis raises, and the shortcut must leave it to it
+        assert fast is None
+        return
+    if fast is None:
+        assert not full.valid
+    else:
+        assert full.valid and full.universal and not full.comment_or_space and not full.military
+        assert not full.two_digit_year
+        assert fast == (full.timestamp, full.weekday_ok)

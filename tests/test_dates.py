@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.dates import DATE_FORMS, parse_date
+from pipelines.dates import DATE_FORMS, _parse, _parse_general, parse_date
 
 OCT4 = datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
 
@@ -129,3 +129,22 @@ def test_never_raises_and_form_is_known(raw: str) -> None:
     assert form is None or form in DATE_FORMS
     assert (dt is None) or (dt.tzinfo is UTC)
     assert (form is None) == (raw.strip() == "")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]),
+    st.integers(0, 35),
+    st.sampled_from(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]),
+    st.integers(0, 9999),
+    st.integers(0, 25),
+    st.integers(0, 61),
+    st.integers(0, 61),
+    st.sampled_from(["+0000", "-0000", "GMT"]),
+    st.booleans(),
+)
+def test_universal_shortcut_agrees_with_the_general_reading(
+    wd: str, day: int, mon: str, year: int, hh: int, mm: int, ss: int, zone: str, short_day: bool
+) -> None:
+    text = f"{wd}, {day if short_day else f'{day:02d}'} {mon} {year:04d} {hh:02d}:{mm:02d}:{ss:02d} {zone}"
+    assert _parse(text) == _parse_general(text)

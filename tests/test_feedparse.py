@@ -607,3 +607,133 @@ def test_sniff_falls_back_on_content_type_only_when_bytes_are_inconclusive() -> 
 @given(st.binary(max_size=200), st.one_of(st.none(), st.text(max_size=30)))
 def test_sniff_never_raises(body: bytes, content_type: str | None) -> None:
     assert sniff(body, content_type) in ("feed", "opml", "html", "other")
+
+
+# --------------------------------------------------------------------------- with_notes: large CDATA lifted out
+
+BIG = "<p>Long & winding <a href='/rel'>road</a></p>\r\nline two\rline three\n" * 40  # ~2.6 kB, CR, LF, CRLF
+BIG_B = BIG.encode()
+
+
+def _rss(items: str, head: bytes = b'<?xml version="1.0" encoding="utf-8"?>\n') -> bytes:
+    return (
+        head
+        + (
+            '<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>\n'
+            "<title>T</title><link>http://example.com/</link><description>D</description>\n"
+            f"{items}\n</channel></rss>"
+        ).encode()
+    )
+
+
+def _cdata(text: str) -> str:
+    return f"<![CDATA[{text}]]>"
+
+
+ITEM = (
+    f"<item><title>{_cdata('Title ' + BIG)}</title><link>http://example.com/1</link>\n"
+    f"<description>before{_cdata(BIG)}after<b>x</b>tail{_cdata(BIG)}</description>\n"
+    f"<content:encoded>{_cdata(BIG)}</content:encoded><pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate></item>"
+)
+
+NOTES_CASES: dict[str, bytes] = {
+    "plain": _rss(ITEM * 3),
+    "no declaration": _rss(ITEM, head=b""),
+    "bom": _rss(ITEM, head=b"\xef\xbb\xbf"),
+    "cdata in a comment": _rss(f"<!-- {_cdata(BIG)} -->" + ITEM),
+    "comment ends inside cdata text": _rss(f"<!-- {_cdata(BIG + ' --> x ')} -->" + ITEM),
+    "cdata in a processing instruction": _rss(f"<?pi {_cdata(BIG + ' ?> x ')} ?>" + ITEM),
+    "bracket before the end": _rss(f"<item><description>{_cdata(BIG + ']')}]</description></item>"),
+    "form feed in cdata": _rss(f"<item><description>{_cdata(BIG + chr(12))}</description></item>"),
+    "U+FFFE in cdata": _rss(f"<item><description>{_cdata(BIG + chr(0xFFFE))}</description></item>"),
+    "internal subset": _rss(ITEM, head=b'<?xml version="1.0"?>\n<!DOCTYPE rss [<!ENTITY e "x">]>\n'),
+    "netscape doctype": _rss(
+        ITEM, head=b'<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" "rss-0.91.dtd">\n'
+    ),
+    "forged placeholder": _rss("<item><title>&#xE000;0&#xE001;\ue000</title></item>" + ITEM),
+    "unclosed cdata": _rss(f"<item><description><![CDATA[{BIG}</description></item>"),
+    "cdata outside the root": _rss(ITEM) + f"\n{_cdata(BIG)}".encode(),
+}
+
+
+def _everything(feed: ParsedFeed) -> tuple[object, ...]:
+    return (
+        feed.format,
+        feed.version,
+        feed.well_formed,
+        feed.error,
+        feed.encoding,
+        feed.title,
+        feed.link,
+        feed.language,
+        feed.self_url,
+        feed.items,
+        feed.usage,
+    )
+
+
+def _tree(feed: ParsedFeed) -> list[tuple[object, ...]]:
+    """Every element's tag, line, attributes, text and tail, placeholders restored."""
+    if feed.root is None:
+        return []
+    restore = feed.notes.restore if feed.notes is not None else str
+    return [
+        (
+            el.tag,
+            el.sourceline,
+            dict(el.attrib) if isinstance(el.tag, str) else None,
+            None if el.text is None else restore(el.text),
+            None if el.tail is None else restore(el.tail),
+        )
+        for el in feed.root.iter()
+    ]
+
+
+@pytest.mark.parametrize("name", list(NOTES_CASES))
+@pytest.mark.parametrize("headers", [None, {"content-type": "text/xml; charset=iso-8859-1"}])
+def test_with_notes_changes_nothing(name: str, headers: dict[str, str] | None) -> None:
+    body = NOTES_CASES[name]
+    plain = parse_feed(body, "http://example.com/feed", headers)
+    noted = parse_feed(body, "http://example.com/feed", headers, with_notes=True)
+    assert plain.notes is None and noted.notes is not None
+    assert _everything(noted) == _everything(plain)
+    assert _tree(noted) == _tree(plain)
+
+
+def test_with_notes_lifts_large_cdata_and_restores_it() -> None:
+    body = NOTES_CASES["plain"]
+    feed = parse_feed(body, with_notes=True)
+    assert feed.notes is not None and feed.root is not None
+    description = feed.root.find("channel/item/description")
+    assert description is not None and description.text is not None
+    assert feed.notes.MARK in description.text  # lifted: the tree holds a placeholder
+    assert len(description.text) < len(BIG) // 2
+    expected = "before" + BIG.replace("\r\n", "\n").replace("\r", "\n") + "after"
+    assert feed.notes.restore(description.text) == expected
+    assert feed.items[0].title == ("Title " + BIG.replace("\r\n", "\n").replace("\r", "\n")).strip()
+    assert parse_feed(body).items == feed.items
+
+
+@pytest.mark.parametrize(
+    ("name", "well_formed"),
+    [
+        ("form feed in cdata", False),
+        ("U+FFFE in cdata", False),
+        ("comment ends inside cdata text", False),
+        ("cdata in a processing instruction", False),
+        ("cdata in a comment", True),
+        ("bracket before the end", True),
+    ],
+)
+def test_with_notes_keeps_errors_inside_cdata(name: str, well_formed: bool) -> None:
+    feed = parse_feed(NOTES_CASES[name], with_notes=True)
+    assert feed.well_formed is well_formed
+    assert feed.error == parse_feed(NOTES_CASES[name]).error
+
+
+def test_with_notes_invalid_utf8_in_cdata_falls_back_to_the_header_charset() -> None:
+    body = _rss(f"<item><title>{_cdata(BIG)}</title></item>").replace(b"winding", b"w\xe9nding", 1)
+    headers = {"content-type": "text/xml; charset=iso-8859-1"}
+    noted = parse_feed(body, headers=headers, with_notes=True)
+    assert noted.encoding == "iso-8859-1" and noted.well_formed
+    assert _everything(noted) == _everything(parse_feed(body, headers=headers))

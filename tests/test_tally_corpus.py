@@ -16,10 +16,12 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from pipelines.checks import check_feed
 from pipelines.feedparse import ParsedFeed, parse_feed
 from schemas.namespaces import ATOM03_NS, ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
 
@@ -248,3 +250,58 @@ def test_every_feedparser_document_goes_through(record_property: pytest.RecordPr
     print(f"\nslowest: {slowest[1]} {slowest[0]:.3f}s; formats {dict(formats)}")
     assert problems == []
     assert formats["rss"] > 500 and formats["atom"] > 500 and formats["rdf"] > 10
+
+
+# --------------------------------------------------------------------------- the fast path changes nothing
+
+
+def _results(feed: ParsedFeed) -> tuple[object, ...]:
+    return (feed.format, feed.version, feed.well_formed, feed.error, feed.encoding, feed.title, feed.link)
+
+
+def _same_with_notes(body: bytes, headers: dict[str, str] | None) -> list[str]:
+    """Differences between parse_feed/check_feed with and without the parser's notes (none expected)."""
+    plain = parse_feed(body, "http://example.com/feed.xml", headers)
+    noted = parse_feed(body, "http://example.com/feed.xml", headers, with_notes=True)
+    problems = []
+    if _results(noted) != _results(plain) or (noted.language, noted.self_url) != (plain.language, plain.self_url):
+        problems.append("feed fields")
+    if noted.items != plain.items:
+        problems.append("items")
+    if noted.usage != plain.usage:
+        problems.append("usage")
+    if plain.root is not None:
+        now = datetime(2025, 6, 1, tzinfo=UTC)
+        expected = check_feed(plain.root, format=plain.format, version=plain.version, body=body, now=now)
+        found = check_feed(
+            noted.root, format=noted.format, version=noted.version, body=body, now=now, notes=noted.notes
+        )
+        if found != expected:
+            problems.append("findings")
+    return problems
+
+
+@pytest.mark.skipif(not BENCH_FILES, reason="benchmark_feeds not found")
+def test_benchmark_feeds_same_results_with_notes() -> None:
+    lifted = 0
+    problems = []
+    for name in BENCH_FILES:
+        body = (BENCHMARK / name).read_bytes()
+        problems += [f"{name}: {p}" for p in _same_with_notes(body, None)]
+        noted = parse_feed(body, with_notes=True)
+        if noted.notes is not None and noted.root is not None:
+            lifted += any(noted.notes.MARK in text for text in noted.root.itertext())
+    assert problems == []
+    assert lifted > 50  # the fast path was taken: most of these feeds carry large CDATA sections
+
+
+@pytest.mark.skipif(not (FEEDPARSER / "tests").is_dir(), reason="feedparser_tests not found")
+def test_feedparser_documents_same_results_with_notes() -> None:
+    problems = []
+    for path in sorted(p for p in (FEEDPARSER / "tests").rglob("*") if p.is_file()):
+        rel = path.relative_to(FEEDPARSER).as_posix()
+        header = FP_MANIFEST.get(rel, {}).get("http_headers", "")
+        key, _, value = header.partition(":")
+        headers = {key.strip(): value.strip()} if value else None
+        problems += [f"{rel}: {p}" for p in _same_with_notes(path.read_bytes(), headers)]
+    assert problems == []
