@@ -122,6 +122,7 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from pipelines.dates import parse_date
+from pipelines.xmlrefs import fix_surrogate_refs
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
 
 __all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed", "sniff"]
@@ -493,7 +494,9 @@ def _parse_xml(
         except LookupError:
             reported = "utf-8"  # libxml2 falls back to UTF-8 for an encoding it cannot decode
     try:
-        root = etree.fromstring(body, _parser(forced, True))
+        # Surrogate references (&#55357;&#56832;) would survive recovery as invalid UTF-8 and make
+        # every later text read raise: rewrite them first (pipelines/xmlrefs.py).
+        root = etree.fromstring(fix_surrogate_refs(body), _parser(forced, True))
     except Exception:
         root = None
     return root, False, first_error or "not well-formed", reported

@@ -11,6 +11,7 @@ metadata. ``docs/datasets.md`` is checked against this module by a test.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -145,6 +146,7 @@ TABLES: dict[str, tuple[Field, ...]] = {
 }
 
 
+@functools.cache
 def arrow_schema(table: str) -> pa.Schema:
     """The Arrow schema of ``table``, with descriptions and the schema version."""
     return pa.schema([f.arrow() for f in TABLES[table]], metadata={VERSION_KEY: SCHEMA_VERSION.encode()})

@@ -154,12 +154,6 @@ def test_feed_parser_never_raises(body: bytes, hdrs: dict[str, str] | None) -> N
     assert sniff(body, (hdrs or {}).get("content-type")) in ("feed", "opml", "html", "other")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pipelines/feedparse.py: a surrogate character reference (&#55357;&#56832;, &#xD800;) survives "
-    "recover=True as invalid UTF-8 in lxml's tree; el.text raises UnicodeDecodeError and the whole feed "
-    "becomes format 'unknown' with 'internal error'",
-)
 @pytest.mark.parametrize(
     "title",
     ["Smile &#55357;&#56832;", "Lone &#xD800; half", "Low &#xDC00;"],
