@@ -19,7 +19,7 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -269,35 +269,42 @@ def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
     return headers
 
 
+class Sources:
+    """Reads each input of a command in turn; one that cannot be read is a line on stderr and exit code 2."""
+
+    def __init__(self, command: str, sources: Sequence[str]) -> None:
+        self.command = command
+        self.sources = sources
+        self.code = 0
+
+    def __iter__(self) -> Iterator[tuple[str, bytes, str, dict[str, str]]]:
+        for source in self.sources:
+            try:
+                body, url, headers = read_source(source)
+            except CliError as exc:
+                print(f"feedcensus {self.command}: {exc}", file=sys.stderr)
+                self.code = EXIT_USAGE
+                continue
+            yield source, body, url, headers
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     extra_headers = parse_headers(args.header)
-    code = 0
-    for source in args.sources:
-        try:
-            body, url, headers = read_source(source)
-        except CliError as exc:
-            print(f"feedcensus lint: {exc}", file=sys.stderr)
-            code = EXIT_USAGE
-            continue
+    sources = Sources("lint", args.sources)
+    for source, body, url, headers in sources:
         result = lint_document(source, body, url, {**headers, **extra_headers})
         if args.json:
             print(json.dumps(result, ensure_ascii=False, default=str))
         else:
             print_lint(result)
-    return code
+    return sources.code
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
     from crawler.discovery import discover
 
-    code = 0
-    for source in args.sources:
-        try:
-            body, url, headers = read_source(source)
-        except CliError as exc:
-            print(f"feedcensus discover: {exc}", file=sys.stderr)
-            code = EXIT_USAGE
-            continue
+    sources = Sources("discover", args.sources)
+    for source, body, url, headers in sources:
         links = discover(body, args.base_url or url, headers, follow_body=True)
         if args.json:
             fields = ("href", "href_raw", "rel", "type", "title", "position", "in_head", "conforms_rss", "conforms_atom", "reasons")
@@ -307,7 +314,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
             for link in links:
                 verdict = f"rss={'ok' if link.conforms_rss else 'no'} atom={'ok' if link.conforms_atom else 'no'}"
                 print(f"  {link.position}. {link.href or link.href_raw} [{link.type}] {verdict} {' '.join(link.reasons)}")
-    return code
+    return sources.code
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
