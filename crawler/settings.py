@@ -81,6 +81,9 @@ ITEM_PIPELINES = {
     # Every row to Parquet, in batches, under temporary names renamed into place.
     "pipelines.writer.ParquetPipeline": 900,
 }
+# Scrapy default: True (2.19). An HTTP server that runs code inside the crawl process and writes job
+# files to disk; a census job needs neither, like the telnet console below.
+REMOTE_CONTROL_ENABLED = False
 EXTENSIONS = {
     # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
     "scrapy.extensions.telnet.TelnetConsole": None,
