@@ -1,0 +1,65 @@
+"""The bare Scrapy spider the crawl benchmark compares with: fetch every URL of a list, nothing else.
+
+No parsing, no items, no pipelines: the response callback returns nothing. Settings come from the
+command line (``-s NAME=VALUE``) so that the benchmark gives it exactly the concurrency and download
+settings it gives ``feedcensus crawl``.
+
+    python benchmarks/bare_spider.py URLS_FILE [-s NAME=VALUE]...
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.crawler import CrawlerProcess
+
+
+class BareSpider(Spider):
+    name = "bare"
+
+    def __init__(self, urls_file: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls_file = urls_file
+
+    async def start(self) -> AsyncIterator[Any]:
+        with open(self.urls_file, encoding="utf-8") as f:
+            for line in f:
+                url = line.strip()
+                if url:
+                    yield Request(url, callback=self.parse, dont_filter=True)
+
+    def parse(self, response: Any, **kwargs: Any) -> None:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Fetch every URL in a file with Scrapy and do nothing else.")
+    parser.add_argument("urls_file", type=Path)
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE")
+    args = parser.parse_args(argv)
+    settings: dict[str, Any] = {
+        "LOG_LEVEL": "WARNING",
+        "TELNETCONSOLE_ENABLED": False,
+        "ROBOTSTXT_OBEY": False,
+        "AUTOTHROTTLE_ENABLED": False,
+    }
+    for kv in args.set:
+        name, _, value = kv.partition("=")
+        settings[name] = value
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(BareSpider)
+    process.crawl(crawler, urls_file=str(args.urls_file))
+    process.start()
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    print(
+        f"responses={stats.get('response_received_count', 0)} status_200={stats.get('downloader/response_status_count/200', 0)}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

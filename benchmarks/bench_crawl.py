@@ -1,0 +1,382 @@
+"""Benchmarks 2 and 3: crawl throughput vs a bare Scrapy spider, and peak memory as the crawl grows.
+
+A generated loopback web (``loopweb.py``, its own process, CPU measured apart) with N sites spread
+over 100 loopback addresses; each site is a home page advertising one feed (~48 KB, ~20 items).
+
+* ``feedcensus crawl --seeds`` over the N home pages (autodiscovery finds the feeds), politeness off:
+  ``-s ROBOTSTXT_OBEY=False -s AUTOTHROTTLE_ENABLED=False --no-reflexive``.
+* ``bare_spider.py`` fetching the same 2N URLs (home pages and feeds), doing nothing with them.
+
+Both with the project's own concurrency and download settings (``SHARED_SETTINGS``, read from
+``crawler/settings.py``, ``CONCURRENT_ITEMS`` included), each a subprocess: wall time, user+sys CPU and peak RSS (``wait4``), responses
+counted by the server. Runs alternate bare/ours so that load from other processes hits both alike.
+
+    python benchmarks/bench_crawl.py [--sizes 1000,10000] [--memory-sizes 1000,10000,50000] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import loopweb
+from common import FEEDCENSUS, PYTHON, WORK, Measured, md_table, median, run_measured, tail
+
+HOSTS = 100
+#: Given to both crawlers: the project's own values of Scrapy's concurrency and download limits.
+SHARED_SETTINGS = (
+    "CONCURRENT_REQUESTS",
+    "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "CONCURRENT_ITEMS",
+    "DOWNLOAD_TIMEOUT",
+    "DOWNLOAD_MAXSIZE",
+    "DOWNLOAD_WARNSIZE",
+)
+
+
+def project_settings() -> dict[str, str]:
+    import crawler.settings as project
+
+    return {name: str(getattr(project, name)) for name in SHARED_SETTINGS if hasattr(project, name)}
+
+
+CONCURRENCY = project_settings()
+POLITENESS_OFF = {"ROBOTSTXT_OBEY": "False", "AUTOTHROTTLE_ENABLED": "False"}
+#: A what-if run (``--tuned``): Scrapy settings to try against the project's own, e.g. CONCURRENT_ITEMS.
+TUNED = {"CONCURRENT_ITEMS": "4", "WARN_ON_GENERATOR_RETURN_VALUE": "False"}
+CRAWL_DIR = WORK / "crawl"
+
+
+class Web:
+    """The generated web in a subprocess; ``stats()`` reads its counters, ``cpu()`` its CPU seconds."""
+
+    def __init__(self, sites: int, hosts: int = HOSTS) -> None:
+        self.sites = sites
+        self.hosts = hosts
+        ready = WORK / f"loopweb-{os.getpid()}-{time.monotonic_ns()}.ready"
+        ready.unlink(missing_ok=True)
+        WORK.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [PYTHON, str(Path(loopweb.__file__)), "--sites", str(sites), "--hosts", str(hosts), "--ready", str(ready)],
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while not ready.exists() or not ready.read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("loopweb did not start")
+            time.sleep(0.05)
+        self.port = int(json.loads(ready.read_text())["port"])
+        ready.unlink()
+
+    def _get(self, path: str) -> bytes:
+        with urllib.request.urlopen(f"http://127.0.1.1:{self.port}{path}", timeout=10) as r:
+            return bytes(r.read())
+
+    def reset(self) -> None:
+        self._get("/__reset")
+
+    def stats(self) -> dict[str, float]:
+        return dict(json.loads(self._get("/__stats")))
+
+    def cpu(self) -> float:
+        import psutil
+
+        t = psutil.Process(self.proc.pid).cpu_times()
+        return float(t.user + t.system)
+
+    def home(self, i: int) -> str:
+        return loopweb.home_url(i, self.hosts, self.port)
+
+    def feed(self, i: int) -> str:
+        return loopweb.feed_url(i, self.hosts, self.port)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@dataclass(slots=True)
+class Run:
+    crawler: str  # bare | ours | ours-tuned
+    sites: int
+    m: Measured
+    responses: int  # as counted by the server
+    window: float  # first to last request at the server
+    server_cpu: float
+    load_before: float
+    load_after: float
+    feeds: int | None = None  # ours: feeds written, from the summary
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        """Exit 0, every request answered, and (ours) one feed written per site: else it measured something else."""
+        ok = self.m.returncode == 0 and self.responses >= 2 * self.sites
+        return ok and (self.crawler == "bare" or self.feeds == self.sites)
+
+    @property
+    def per_min(self) -> float:
+        return self.responses / self.m.wall * 60
+
+    @property
+    def per_min_window(self) -> float:
+        return self.responses / self.window * 60 if self.window > 0 else float("nan")
+
+
+def write_inputs(web: Web, sites: int) -> tuple[Path, Path]:
+    d = CRAWL_DIR / f"n{sites}"
+    d.mkdir(parents=True, exist_ok=True)
+    seeds = d / "seeds.txt"
+    urls = d / "urls.txt"
+    seeds.write_text("".join(f"{web.home(i)}\n" for i in range(sites)))
+    urls.write_text("".join(f"{web.home(i)}\n{web.feed(i)}\n" for i in range(sites)))
+    return seeds, urls
+
+
+def settings_args(settings: dict[str, str]) -> list[str]:
+    return [a for k, v in settings.items() for a in ("-s", f"{k}={v}")]
+
+
+def measure(web: Web, crawler: str, sites: int, argv: list[str]) -> Run:
+    web.reset()
+    cpu0 = web.cpu()
+    load0 = os.getloadavg()[0]
+    print(f"  {crawler:10} {sites:>6} sites ...", end="", file=sys.stderr, flush=True)
+    m = run_measured(argv)
+    st = web.stats()
+    run = Run(
+        crawler=crawler,
+        sites=sites,
+        m=m,
+        responses=int(st["requests"]),
+        window=float(st["last"] - st["first"]) if st["requests"] else 0.0,
+        server_cpu=web.cpu() - cpu0,
+        load_before=load0,
+        load_after=os.getloadavg()[0],
+    )
+    logs = CRAWL_DIR / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / f"{crawler}-{sites}-{time.strftime('%H%M%S')}.log").write_text(m.stdout + m.stderr)
+    found = re.search(r"feeds: (\d+)", m.stderr)
+    run.feeds = int(found.group(1)) if found else None
+    print(
+        f" {m.wall:6.1f} s wall, {m.cpu:6.1f} s CPU, {m.max_rss_mib:6.0f} MiB, {run.responses} responses, "
+        f"{run.per_min:,.0f}/min, exit {m.returncode}",
+        file=sys.stderr,
+        flush=True,
+    )
+    if not run.valid:
+        print(f"  INVALID run (feeds written: {run.feeds}):\n{tail(m.stderr)}", file=sys.stderr)
+    return run
+
+
+def run_bare(web: Web, sites: int, urls: Path) -> Run:
+    argv = [PYTHON, str(Path(__file__).with_name("bare_spider.py")), str(urls), *settings_args(CONCURRENCY)]
+    return measure(web, "bare", sites, argv)
+
+
+def run_ours(web: Web, sites: int, seeds: Path, *, tuned: bool = False) -> Run:
+    out = CRAWL_DIR / f"n{sites}" / ("out-tuned" if tuned else "out")
+    shutil.rmtree(out, ignore_errors=True)
+    settings = {**POLITENESS_OFF, **CONCURRENCY, **(TUNED if tuned else {})}
+    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
+    run = measure(web, "ours-tuned" if tuned else "ours", sites, argv + settings_args(settings))
+    shutil.rmtree(out, ignore_errors=True)
+    return run
+
+
+@dataclass(slots=True)
+class CrawlResult:
+    runs: list[Run]
+    memory_runs: list[Run]
+    markdown_crawl: str = ""
+    markdown_memory: str = ""
+    targets: list[tuple[str, str, bool]] = field(default_factory=list)
+
+
+def best(runs: list[Run], crawler: str, sites: int) -> Run | None:
+    """The fastest of the repeats (least disturbed by other load on the machine)."""
+    chosen = [r for r in runs if r.crawler == crawler and r.sites == sites and r.valid]
+    return min(chosen, key=lambda r: r.m.wall) if chosen else None
+
+
+def run(sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool = False) -> CrawlResult:
+    web = Web(max([*sizes, *memory_sizes]))
+    runs: list[Run] = []
+    memory_runs: list[Run] = []
+    try:
+        for n in sizes:
+            seeds, urls = write_inputs(web, n)
+            for _ in range(repeats if n <= 1_000 else max(1, repeats - 1)):
+                runs.append(run_bare(web, n, urls))
+                runs.append(run_ours(web, n, seeds))
+            if tuned:
+                runs.append(run_ours(web, n, seeds, tuned=True))
+        for n in memory_sizes:
+            done = best(runs, "ours", n)
+            if done is not None:
+                memory_runs.append(done)
+                continue
+            seeds, _ = write_inputs(web, n)
+            memory_runs.append(run_ours(web, n, seeds))
+    finally:
+        web.stop()
+    result = CrawlResult(runs, memory_runs)
+    render(result, sizes, memory_sizes)
+    return result
+
+
+def render(r: CrawlResult, sizes: list[int], memory_sizes: list[int]) -> None:
+    rows = []
+    for run in r.runs:
+        rows.append(
+            [
+                f"{run.sites:,}",
+                run.crawler,
+                run.responses,
+                f"{run.m.wall:.1f}",
+                f"{run.per_min:,.0f}",
+                f"{run.per_min_window:,.0f}",
+                f"{run.m.cpu:.1f}",
+                f"{run.m.cpu / run.responses * 1000:.2f}" if run.responses else "-",
+                f"{run.m.max_rss_mib:.0f}",
+                f"{run.server_cpu:.1f}",
+                f"{run.load_before:.1f} / {run.load_after:.1f}",
+                ("" if run.feeds is None else run.feeds) if run.valid else f"INVALID ({run.feeds}), excluded",
+            ]
+        )
+    table = md_table(
+        [
+            "sites",
+            "crawler",
+            "responses",
+            "wall s",
+            "responses/min (wall)",
+            "responses/min (server window)",
+            "CPU s (user+sys)",
+            "CPU ms/response",
+            "peak RSS MiB",
+            "server CPU s",
+            "load avg before / after",
+            "feeds written",
+        ],
+        rows,
+    )
+    ratio_rows = []
+    for n in sizes:
+        bares = [x for x in r.runs if x.crawler == "bare" and x.sites == n and x.valid]
+        ours_runs = [x for x in r.runs if x.crawler == "ours" and x.sites == n and x.valid]
+        pairs = list(zip(bares, ours_runs, strict=False))  # run k of each, back to back
+        if not pairs:
+            continue
+        rates = [o.per_min / b.per_min for b, o in pairs]
+        cpus = [(b.m.cpu / b.responses) / (o.m.cpu / o.responses) for b, o in pairs]
+        ratio = median(rates)
+        tuned = best(r.runs, "ours-tuned", n)
+        bare = best(r.runs, "bare", n)
+        ratio_rows.append(
+            [
+                f"{n:,}",
+                len(pairs),
+                f"{median([b.per_min for b, _ in pairs]):,.0f}",
+                f"{median([o.per_min for _, o in pairs]):,.0f}",
+                f"{ratio:.2f}x ({min(rates):.2f}-{max(rates):.2f})",
+                f"{median(cpus):.2f}x ({min(cpus):.2f}-{max(cpus):.2f})",
+                f"{tuned.per_min / bare.per_min:.2f}x" if tuned and bare else "-",
+                f"{(bare.m.cpu / bare.responses) / (tuned.m.cpu / tuned.responses):.2f}x" if tuned and bare else "-",
+            ]
+        )
+        r.targets.append((f"ours >= 0.75x bare spider, {n:,} sites", f"{ratio:.2f}x", ratio >= 0.75))
+    headers = [
+        "sites",
+        "pairs",
+        "bare /min (median)",
+        "ours /min (median)",
+        "ours / bare, rate: median (range)",
+        "ours / bare, responses per CPU-second: median (range)",
+        "tuned / bare (rate)",
+        "tuned / bare (per CPU-second)",
+    ]
+    if not any(run.crawler == "ours-tuned" for run in r.runs):
+        headers = headers[:6]
+        ratio_rows = [row[:6] for row in ratio_rows]
+    ratios = md_table(headers, ratio_rows)
+    r.markdown_crawl = (
+        f"Loopback web: sites spread over {HOSTS} addresses (127.0.1.1-127.0.1.{HOSTS}), one port, path prefix per "
+        f"site; 2 requests per site (home page + feed). Settings for both (the project's values): {CONCURRENCY}. Politeness off for "
+        "both. Bare and ours run in back-to-back pairs; the ratio is the median over the pairs, the range in "
+        "brackets (runs move with the machine's other load, see the load averages); every run is in the full "
+        "table.\n\n"
+        f"{ratios}\n\n{table}\n"
+    )
+    mem_rows = []
+    for run in r.memory_runs:
+        samples = run.m.rss_samples
+        quarter = [
+            f"{samples[min(len(samples) - 1, int(len(samples) * q))][1]:.0f}" if samples else "-"
+            for q in (0.25, 0.5, 0.75, 0.99)
+        ]
+        mem_rows.append(
+            [
+                f"{run.sites:,}",
+                run.responses,
+                f"{run.m.wall:.0f}",
+                f"{run.m.max_rss_mib:.0f}",
+                " / ".join(quarter),
+                f"{median([s[1] for s in samples]):.0f}" if samples else "-",
+                ("" if run.feeds is None else run.feeds) if run.valid else f"INVALID ({run.feeds})",
+            ]
+        )
+    mem = md_table(
+        [
+            "feeds",
+            "responses",
+            "wall s",
+            "peak RSS MiB (wait4)",
+            "RSS at 25/50/75/99 % of the run, MiB",
+            "median RSS MiB",
+            "feeds written",
+        ],
+        mem_rows,
+    )
+    by_n = {run.sites: run for run in r.memory_runs}
+    if len(memory_sizes) >= 2 and memory_sizes[-2] in by_n and memory_sizes[-1] in by_n:
+        a, b = by_n[memory_sizes[-2]], by_n[memory_sizes[-1]]
+        growth = b.m.max_rss_mib / a.m.max_rss_mib - 1
+        r.targets.append((f"peak RSS growth {a.sites:,} -> {b.sites:,} feeds < 25%", f"{growth:+.0%}", growth < 0.25))
+    r.markdown_memory = (
+        "`feedcensus crawl` as in benchmark 2 (the 1,000 and 10,000 runs are reused from there), peak RSS from "
+        "the kernel (`ru_maxrss` via `wait4`), RSS polled every 0.5 s for the in-run samples.\n\n" + mem + "\n"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--memory-sizes", default="1000,10000,50000")
+    parser.add_argument("--repeats", type=int, default=3, help="bare/ours pairs at <= 1,000 sites (one fewer above)")
+    parser.add_argument("--tuned", action="store_true", help=f"also run ours with {TUNED} (a what-if row)")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    memory = [int(s) for s in args.memory_sizes.split(",") if s]
+    result = run(sizes, memory, args.repeats, tuned=args.tuned)
+    print(result.markdown_crawl)
+    print(result.markdown_memory)
+    print(md_table(["target", "measured", "met"], [[t, m, "yes" if ok else "NO"] for t, m, ok in result.targets]))
+
+
+if __name__ == "__main__":
+    main()

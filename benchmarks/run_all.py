@@ -1,0 +1,195 @@
+"""Run the four benchmarks of issue 7 and rewrite ``benchmarks/RESULTS.md``.
+
+    /work/main/.venv/bin/python benchmarks/run_all.py            # everything, ~30-40 minutes
+    /work/main/.venv/bin/python benchmarks/run_all.py --quick    # small sizes, a few minutes
+    /work/main/.venv/bin/python benchmarks/run_all.py --only parse,peer
+
+Each benchmark prints its tables as it ends. ``--only`` rewrites only the sections it ran and keeps
+the others from the previous RESULTS.md (each section says when it was measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from common import BENCH_DIR, machine_lines, md_table
+
+RESULTS = BENCH_DIR / "RESULTS.md"
+SECTIONS = ["parse", "crawl", "memory", "peer"]
+TITLES = {
+    "parse": "1. Parse path vs peers and the lxml limit",
+    "crawl": "2. Crawl throughput vs raw Scrapy",
+    "memory": "3. Memory as the work grows",
+    "peer": "4. Against the peer survey tool",
+}
+
+ANALYSIS = {
+    "parse": """\
+Reading the figures. fastfeedparser 0.6.5 is faster than a bare `lxml.etree.fromstring` of the same
+bytes: it lifts large CDATA sections out before libxml2 sees them, reads entries with a compiled core
+(`fastfeedparser/_core.abi3.so`) and parses with `recover=True` only. On this machine it runs well above
+the ~130-165 MB/s the corpus README quotes, and that moves the 0.5x target close to the floor: the
+budget line above shows how much of a 0.5x round building the trees alone takes. Our path then also
+walks every element for the tally, runs the 65 profile checks and builds rows and Arrow batches.
+The 25x-feedparser target is met by a wide margin. In the profile, `_parse_xml` is mostly libxml2 itself
+(a second, recovering parse only for documents that are not well-formed), `_parse_feed` is the one-pass
+walk and tally, the `checks.py` rows are the profile checks, `bench_parse.py (<dictcomp>)` is
+`pa.RecordBatch.from_pylist` for the round's rows.
+""",
+    "crawl": """\
+Reading the figures. The machine has 2 cores and may be shared with other work during a run (the
+load averages are in the table), so wall-clock rates move from run to run; CPU per response is the steadier figure and
+the "per CPU-second" ratio is what each crawler reaches on one core of its own. Both crawlers are
+CPU-bound on one core (the main thread was runnable, never waiting, in every sample taken while
+diagnosing), and the server is never the bottleneck: its CPU is a small fraction of either crawler's.
+Ours does strictly more per response: autodiscovery on every page, parse + tally + 65 checks on every
+feed, and rows to Parquet, where the bare spider drops the body. With the project's settings the bare
+spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of machine.
+
+Why the 0.75x target is missed: ours needs about 2.5x the bare spider's CPU per response. In a cProfile
+of a 3,000-site crawl of ours, the per-feed path (parse, tally, checks, rows) is 26 % of the CPU,
+autodiscovery 4 %, the Parquet writer about 4 %; the rest is Scrapy's engine, downloader and item
+machinery, which for ours also carries one item per response through three pipelines, a dupefilter
+lookup per request and the project's own middlewares and extensions, where the bare spider yields
+nothing. A profile diff against the bare spider is the next step to find what else can go.
+
+Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
+`crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
+every response (the bare spider's too, although its callback returns nothing), and
+`WARN_ON_GENERATOR_RETURN_VALUE` re-reads and re-parses a generator callback's source
+(`inspect.getsource` + `ast.parse`) on responses, because its cache is keyed on bound methods that do
+not stay alive (the bare spider's callback is no generator). In an earlier run on this machine, before
+those settings, our crawl used 5.0-5.9 ms of CPU per response at 1,000 sites, and 3.8 ms with both set.
+The bare spider gets the project's `CONCURRENT_ITEMS` too (all the settings listed above): with
+Scrapy's default of 100 it spends about a third of its CPU starting those tasks, and the ratio would
+flatter us.
+""",
+    "memory": """\
+Peak RSS stays flat from 10,000 to 50,000 feeds: rows are written to Parquet in batches
+(`FEEDCENSUS_BATCH_ROWS`, 20,000 rows per table) and each feed's parse tree is dropped as soon as its
+rows exist, so memory depends on the batch size and on Scrapy's in-flight requests, not on the number
+of feeds. Peak RSS is the kernel's high-water mark of the crawler process alone: each command is
+started through a small fork+exec wrapper, because an exec'd child's `ru_maxrss` starts at the RSS of
+the process it was forked from (the benchmark process holds the 44 MB corpus and more).
+""",
+    "peer": """\
+feed-survey fetches with `requests` in a thread pool (32 threads), parses with lxml and keeps aggregate
+counters for an HTML/Markdown report. It strips the trailing slash from every URL before fetching
+(`feed_survey.url.normalize_url`), so it asks for `/s7` where the OPML says `/s7/`; the generated web
+answers that with a 301 to `/s7/` as real servers do, which is why it makes more requests than sites x 2.
+Its "stale" verdicts come from the generated feeds' fixed 2025 dates and do not change the timing.
+Ours in this row runs with its defaults apart from politeness (reflexive discovery on, OPML pages on).
+""",
+}
+
+
+def section_block(name: str, body: str, when: str) -> str:
+    return f"<!-- section:{name} -->\n## {TITLES[name]}\n\nMeasured {when}.\n\n{body.rstrip()}\n\n{ANALYSIS[name]}<!-- /section:{name} -->\n"
+
+
+def old_sections() -> dict[str, str]:
+    if not RESULTS.exists():
+        return {}
+    text = RESULTS.read_text()
+    return {
+        m.group(1): m.group(0) + "\n" for m in re.finditer(r"<!-- section:(\w+) -->.*?<!-- /section:\1 -->", text, re.S)
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the benchmarks and rewrite benchmarks/RESULTS.md.")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes: parse 2 rounds, crawl 500/2,000, memory up to 5,000, peer 300",
+    )
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md alone")
+    args = parser.parse_args(argv)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
+    quick = args.quick
+    blocks: dict[str, str] = {}
+    targets: dict[str, list[tuple[str, str, bool]]] = {}
+    started = time.monotonic()
+
+    def stamp() -> str:
+        return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC") + (" (--quick)" if quick else "")
+
+    if "parse" in only:
+        import bench_parse
+
+        print("== 1. parse", file=sys.stderr, flush=True)
+        p = bench_parse.run(rounds=2 if quick else 5, feedparser_rounds=1)
+        print(p.markdown)
+        blocks["parse"] = section_block("parse", p.markdown, stamp())
+        targets["parse"] = p.targets
+    if "crawl" in only or "memory" in only:
+        import bench_crawl
+
+        sizes = ([500, 2000] if quick else [1000, 10_000]) if "crawl" in only else []
+        memory = ([500, 2000, 5000] if quick else [1000, 10_000, 50_000]) if "memory" in only else []
+        print("== 2./3. crawl and memory", file=sys.stderr, flush=True)
+        c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3)
+        if "crawl" in only:
+            print(c.markdown_crawl)
+            blocks["crawl"] = section_block("crawl", c.markdown_crawl, stamp())
+            targets["crawl"] = [t for t in c.targets if "bare" in t[0]]
+        if "memory" in only:
+            print(c.markdown_memory)
+            blocks["memory"] = section_block("memory", c.markdown_memory, stamp())
+            targets["memory"] = [t for t in c.targets if "RSS" in t[0]]
+    if "peer" in only:
+        import bench_peer
+
+        print("== 4. peer", file=sys.stderr, flush=True)
+        r = bench_peer.run(300 if quick else 1000)
+        print(r.markdown)
+        blocks["peer"] = section_block("peer", r.markdown, stamp())
+    elapsed = time.monotonic() - started
+    print(f"== done in {elapsed / 60:.1f} min", file=sys.stderr)
+    if args.no_write:
+        return 0
+    old = old_sections()
+    for name in SECTIONS:
+        if name not in blocks and name in old:
+            blocks[name] = old[name]
+    previous = RESULTS.read_text() if RESULTS.exists() else ""
+    by_section: dict[str, list[list[str]]] = {}
+    for name in SECTIONS:
+        if name in targets:
+            by_section[name] = [[t, m, "met" if ok else "**MISSED**"] for t, m, ok in targets[name]]
+        elif name in old:
+            found = re.search(r"<!-- targets:" + name + r"\n(.*?)/targets -->", previous, re.S)
+            if found and found.group(1).strip():
+                by_section[name] = [row.split("\t") for row in found.group(1).strip().splitlines()]
+    target_rows = [row for rows in by_section.values() for row in rows]
+    target_md = md_table(["target", "measured", "verdict"], target_rows) if target_rows else "(none measured)"
+    hidden = "".join(
+        f"<!-- targets:{name}\n" + "\n".join("\t".join(r) for r in rows) + "\n/targets -->\n"
+        for name, rows in by_section.items()
+    )
+    text = (
+        "# Benchmark results\n\n"
+        "Written by `python benchmarks/run_all.py` (see benchmarks/README.md); do not edit by hand. "
+        "Performance is judged as ratios measured in one run on the same machine.\n\n"
+        "## Machine\n\n"
+        + "\n".join(machine_lines())
+        + f"\n- Last run: `{' '.join(['run_all.py', *(argv or sys.argv[1:])])}`, "
+        f"{elapsed / 60:.1f} min\n\n## Targets\n\n{target_md}\n\n{hidden}\n"
+        + "\n".join(blocks[n] for n in SECTIONS if n in blocks)
+    )
+    Path(RESULTS).write_text(text)
+    print(f"wrote {RESULTS}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
