@@ -68,6 +68,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's RetryMiddleware retries at once; this subclass waits (backoff, Retry-After) first.
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crawler.retry.BackoffRetryMiddleware": 550,
+    # Scrapy's robots.txt middleware lets requests that wait for robots.txt through (crawler/robots.py).
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.robots.RobotsTxtMiddleware": 100,
     # Records Scrapy's own robots.txt requests in fetch_log (next to the engine: after retries).
     "crawler.robotslog.RobotsLogMiddleware": 40,
     # Refuses private/loopback targets found in content, and non-http(s) schemes.
