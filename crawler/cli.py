@@ -130,7 +130,9 @@ def user_agent(contact_url: str) -> str:
     return f"feedcensus/{ours} (+{contact_url})"
 
 
-def run_crawl(settings: Any, *, seeds: Sequence[str] = (), opml: Sequence[str] = (), urls: Sequence[str] = ()) -> dict[str, Any]:
+def run_crawl(
+    settings: Any, *, seeds: Sequence[str] = (), opml: Sequence[str] = (), urls: Sequence[str] = ()
+) -> dict[str, Any]:
     """Run the census spider to the end; return its final stats."""
     from scrapy.crawler import CrawlerProcess
 
@@ -160,15 +162,26 @@ def resume_args(args: argparse.Namespace) -> None:
         if not args.out:
             raise fail("--out is required")
         args.job_id = args.job_id or default_job_id()
-        write_state(args.resume, {"job_id": args.job_id, "out": args.out, "seeds": args.seeds or [],
-                                  "opml": args.opml or [], "url": args.url or []})
+        write_state(
+            args.resume,
+            {
+                "job_id": args.job_id,
+                "out": args.out,
+                "seeds": args.seeds or [],
+                "opml": args.opml or [],
+                "url": args.url or [],
+            },
+        )
         return
     if args.job_id and args.job_id != state["job_id"]:
         raise fail(f"{args.resume} holds job {state['job_id']}, not {args.job_id}")
     if args.out and args.out != state["out"]:
         raise fail(f"{args.resume} writes to {state['out']}, not {args.out}")
     if (args.seeds or args.opml or args.url) and [args.seeds or [], args.opml or [], args.url or []] != [
-            state["seeds"], state["opml"], state["url"]]:
+        state["seeds"],
+        state["opml"],
+        state["url"],
+    ]:
         raise fail(f"{args.resume} was started with other inputs; resume it without giving inputs")
     args.job_id, args.out = state["job_id"], state["out"]
     args.seeds, args.opml, args.url = state["seeds"], state["opml"], state["url"]
@@ -244,15 +257,23 @@ def lint_document(source: str, body: bytes, url: str, headers: dict[str, str]) -
         "item_count": len(parsed.items),
         "channel_elements": [u.element for u in parsed.usage if u.scope == "channel"],
         "item_elements": {u.element: u.items_with for u in parsed.usage if u.scope == "item"},
-        "usage": [{"scope": u.scope, "element": u.element, "count": u.count, "items_with": u.items_with, "defined": u.defined} for u in parsed.usage],
-        "findings": [{"rule": f.rule, "severity": f.severity, "scope": f.scope, "count": f.count, "example": f.example} for f in findings],
+        "usage": [
+            {"scope": u.scope, "element": u.element, "count": u.count, "items_with": u.items_with, "defined": u.defined}
+            for u in parsed.usage
+        ],
+        "findings": [
+            {"rule": f.rule, "severity": f.severity, "scope": f.scope, "count": f.count, "example": f.example}
+            for f in findings
+        ],
     }
 
 
 def print_lint(result: dict[str, Any]) -> None:
-    print(f"{result['source']}: {result['format']} {result['version'] or ''} "
-          f"{'well-formed' if result['well_formed'] else 'NOT well-formed'}, {result['item_count']} items"
-          + (f" ({result['error']})" if result["error"] else ""))
+    print(
+        f"{result['source']}: {result['format']} {result['version'] or ''} "
+        f"{'well-formed' if result['well_formed'] else 'NOT well-formed'}, {result['item_count']} items"
+        + (f" ({result['error']})" if result["error"] else "")
+    )
     print("  channel: " + ", ".join(result["channel_elements"]))
     print("  items:   " + ", ".join(f"{k} ({v})" for k, v in result["item_elements"].items()))
     for f in result["findings"]:
@@ -307,13 +328,31 @@ def cmd_discover(args: argparse.Namespace) -> int:
     for source, body, url, headers in sources:
         links = discover(body, args.base_url or url, headers, follow_body=True)
         if args.json:
-            fields = ("href", "href_raw", "rel", "type", "title", "position", "in_head", "conforms_rss", "conforms_atom", "reasons")
-            print(json.dumps({"page": source, "links": [{f: getattr(link, f) for f in fields} for link in links]}, ensure_ascii=False))
+            fields = (
+                "href",
+                "href_raw",
+                "rel",
+                "type",
+                "title",
+                "position",
+                "in_head",
+                "conforms_rss",
+                "conforms_atom",
+                "reasons",
+            )
+            print(
+                json.dumps(
+                    {"page": source, "links": [{f: getattr(link, f) for f in fields} for link in links]},
+                    ensure_ascii=False,
+                )
+            )
         else:
             print(f"{source}: {len(links)} feed link(s)")
             for link in links:
                 verdict = f"rss={'ok' if link.conforms_rss else 'no'} atom={'ok' if link.conforms_atom else 'no'}"
-                print(f"  {link.position}. {link.href or link.href_raw} [{link.type}] {verdict} {' '.join(link.reasons)}")
+                print(
+                    f"  {link.position}. {link.href or link.href_raw} [{link.type}] {verdict} {' '.join(link.reasons)}"
+                )
     return sources.code
 
 
@@ -322,7 +361,17 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
     for rule in RULES.values():
         if args.json:
-            print(json.dumps({"id": rule.id, "severity": rule.severity, "section": rule.section, "w3c": rule.w3c, "title": rule.title}))
+            print(
+                json.dumps(
+                    {
+                        "id": rule.id,
+                        "severity": rule.severity,
+                        "section": rule.section,
+                        "w3c": rule.w3c,
+                        "title": rule.title,
+                    }
+                )
+            )
         else:
             print(f"{rule.id:40} {rule.severity:7} §{rule.section:6} {rule.w3c or '':28} {rule.title}")
     return 0
@@ -338,10 +387,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seeds_file = work / "demo-seeds.txt"
         seeds_file.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")
         print(f"demo web serving at {server.url}", file=sys.stderr)
-        ns = argparse.Namespace(out=out, job_id=args.job_id, no_reflexive=False, no_pages=False, guess=False,
-                                follow_body_links=False, allow_private_networks=False, resume=None,
-                                log_level=args.log_level, set=["AUTOTHROTTLE_ENABLED=False", "ROBOTSTXT_OBEY=True",
-                                                               "CONCURRENT_REQUESTS_PER_DOMAIN=8"])
+        ns = argparse.Namespace(
+            out=out,
+            job_id=args.job_id,
+            no_reflexive=False,
+            no_pages=False,
+            guess=False,
+            follow_body_links=False,
+            allow_private_networks=False,
+            resume=None,
+            log_level=args.log_level,
+            set=["AUTOTHROTTLE_ENABLED=False", "ROBOTSTXT_OBEY=True", "CONCURRENT_REQUESTS_PER_DOMAIN=8"],
+        )
         settings = crawl_settings(ns)
         stats = run_crawl(settings, seeds=[str(seeds_file)])
         print_summary(stats, settings)
@@ -364,12 +421,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--url", action="append", metavar="URL", help="a feed, page or OPML URL (repeatable)")
     c.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")
     c.add_argument("--job-id", help="partition name of this run (default: UTC start time)")
-    c.add_argument("--no-reflexive", action="store_true", help="do not fetch channel pages to verify they advertise the feed")
-    c.add_argument("--no-pages", action="store_true", help="do not fetch htmlUrl pages of OPML outlines that have an xmlUrl")
-    c.add_argument("--guess", action="store_true", help="when a page advertises nothing, try common feed paths and feed-looking links")
+    c.add_argument(
+        "--no-reflexive", action="store_true", help="do not fetch channel pages to verify they advertise the feed"
+    )
+    c.add_argument(
+        "--no-pages", action="store_true", help="do not fetch htmlUrl pages of OPML outlines that have an xmlUrl"
+    )
+    c.add_argument(
+        "--guess",
+        action="store_true",
+        help="when a page advertises nothing, try common feed paths and feed-looking links",
+    )
     c.add_argument("--follow-body-links", action="store_true", help="also follow autodiscovery links found in <body>")
-    c.add_argument("--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses")
-    c.add_argument("--resume", metavar="DIR", help="state folder: a crawl run with it can be resumed after a crash or kill")
+    c.add_argument(
+        "--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses"
+    )
+    c.add_argument(
+        "--resume", metavar="DIR", help="state folder: a crawl run with it can be resumed after a crash or kill"
+    )
     c.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     c.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
     c.set_defaults(func=cmd_crawl)
@@ -377,20 +446,28 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("survey", help="print the element-usage survey of a dataset")
     s.add_argument("dir")
     s.add_argument("--job", help="job id (default: the latest run)")
-    s.add_argument("--format", default="rss", choices=["rss", "atom", "rdf"], help="which feeds the element tables count")
+    s.add_argument(
+        "--format", default="rss", choices=["rss", "atom", "rdf"], help="which feeds the element tables count"
+    )
     s.add_argument("--out", metavar="REPORT_DIR", help="also write the report as Markdown, CSV and HTML there")
     s.set_defaults(func=cmd_survey)
 
     k = sub.add_parser("compact", help="merge the small Parquet files of finished runs into larger ones, atomically")
     k.add_argument("dir")
     k.add_argument("--job", help="compact only this run (default: every run)")
-    k.add_argument("--force", action="store_true", help="also compact partitions a crawl is still writing (marked .running)")
+    k.add_argument(
+        "--force", action="store_true", help="also compact partitions a crawl is still writing (marked .running)"
+    )
     k.set_defaults(func=cmd_compact)
 
     lint = sub.add_parser("lint", help="parse documents without crawling and print format, tally and findings")
     lint.add_argument("--json", action="store_true", help="one JSON object per document per line")
-    lint.add_argument("--header", action="append", metavar="'NAME: VALUE'",
-                      help="an HTTP header the documents are read with, e.g. 'Content-Type: text/xml; charset=koi8-r'")
+    lint.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an HTTP header the documents are read with, e.g. 'Content-Type: text/xml; charset=koi8-r'",
+    )
     lint.add_argument("sources", nargs="+", metavar="FILE_OR_URL")
     lint.set_defaults(func=cmd_lint)
 

@@ -73,7 +73,9 @@ from html.entities import html5 as _HTML5_ENTITIES
 __all__ = ["MAX_HREF_LENGTH", "RULES", "FeedLink", "decode_html", "discover"]
 
 #: Longest resolved href still followed (Scrapy's ``URLLENGTH_LIMIT`` default).
-MAX_HREF_LENGTH = 8192  # the crawl's URL limit (FEEDCENSUS_MAX_URL_LENGTH default), so a link is judged as a request would be
+MAX_HREF_LENGTH = (
+    8192  # the crawl's URL limit (FEEDCENSUS_MAX_URL_LENGTH default), so a link is judged as a request would be
+)
 
 #: How many bytes the ``<meta charset>`` prescan looks at. WHATWG says 1024;
 #: Chrome keeps looking further inside the head, so allow a little more.

@@ -126,8 +126,9 @@ class ResumeDupeFilter(RFPDupeFilter):
     before a kill must be allowed again.
     """
 
-    def __init__(self, path: str | None = None, debug: bool = False, *, fingerprinter: Any = None,
-                 done: set[bytes] | None = None) -> None:
+    def __init__(
+        self, path: str | None = None, debug: bool = False, *, fingerprinter: Any = None, done: set[bytes] | None = None
+    ) -> None:
         super().__init__(None, debug, fingerprinter=fingerprinter)
         self.done = done or set()
 

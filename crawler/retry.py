@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 
-def retry_delay(attempt: int, retry_after: str | None, *, base: float, cap: float, now: datetime | None = None) -> float:
+def retry_delay(
+    attempt: int, retry_after: str | None, *, base: float, cap: float, now: datetime | None = None
+) -> float:
     """Seconds to wait before retry number ``attempt`` (1 for the first retry)."""
     if retry_after:
         value = retry_after.strip()
@@ -64,8 +66,14 @@ class BackoffRetryMiddleware(RetryMiddleware):
         if retry is None:
             return response
         header = response.headers.get(b"Retry-After")
-        await self._wait(retry_delay(retry.meta.get("retry_times", 1), header.decode("latin-1") if header else None,
-                                     base=self.base, cap=self.cap))
+        await self._wait(
+            retry_delay(
+                retry.meta.get("retry_times", 1),
+                header.decode("latin-1") if header else None,
+                base=self.base,
+                cap=self.cap,
+            )
+        )
         return retry
 
     async def process_exception(self, request: Request, exception: Exception) -> Request | Response | None:  # type: ignore[override]

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 
 def is_robots_request(request: Request) -> bool:
-    return bool(request.meta.get("dont_obey_robotstxt")) and "fc" not in request.meta and request.url.endswith("/robots.txt")
+    return (
+        bool(request.meta.get("dont_obey_robotstxt"))
+        and "fc" not in request.meta
+        and request.url.endswith("/robots.txt")
+    )
 
 
 class RobotsLogMiddleware:
@@ -45,12 +49,18 @@ class RobotsLogMiddleware:
     def process_response(self, request: Request, response: Response) -> Response:
         if is_robots_request(request):
             redirects = request.meta.get("redirect_urls") or []
-            self._record(FetchRecord(
-                url=redirects[0] if redirects else request.url, outcome="robots", final_url=response.url,
-                status=response.status, source="robots.txt", discovered_via="robots",
-                content_type=response.headers.get(b"Content-Type", b"").decode("latin-1") or None,
-                bytes=len(response.body),
-            ))
+            self._record(
+                FetchRecord(
+                    url=redirects[0] if redirects else request.url,
+                    outcome="robots",
+                    final_url=response.url,
+                    status=response.status,
+                    source="robots.txt",
+                    discovered_via="robots",
+                    content_type=response.headers.get(b"Content-Type", b"").decode("latin-1") or None,
+                    bytes=len(response.body),
+                )
+            )
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> Any:
@@ -59,7 +69,15 @@ class RobotsLogMiddleware:
 
             outcome, status, error = classify_failure(Failure(exception))
             redirects = request.meta.get("redirect_urls") or []
-            self._record(FetchRecord(url=redirects[0] if redirects else request.url, outcome=outcome,
-                                     final_url=request.url, status=status, error=error, source="robots.txt",
-                                     discovered_via="robots"))
+            self._record(
+                FetchRecord(
+                    url=redirects[0] if redirects else request.url,
+                    outcome=outcome,
+                    final_url=request.url,
+                    status=status,
+                    error=error,
+                    source="robots.txt",
+                    discovered_via="robots",
+                )
+            )
         return None

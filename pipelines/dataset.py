@@ -228,8 +228,14 @@ def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
     schema = arrow_schema(table)
     if job_id is None:
         schema = schema.append(pa.field(PARTITION_KEY, pa.string()))
-    dataset = ds.dataset(path, filesystem=fs, format="parquet", partitioning=partitioning if job_id is None else None,
-                         schema=schema, ignore_prefixes=[".", "_"])
+    dataset = ds.dataset(
+        path,
+        filesystem=fs,
+        format="parquet",
+        partitioning=partitioning if job_id is None else None,
+        schema=schema,
+        ignore_prefixes=[".", "_"],
+    )
     for fragment in dataset.get_fragments():
         check_version(fragment.physical_schema.metadata, where=fragment.path)
     return dataset

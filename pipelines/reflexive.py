@@ -98,8 +98,19 @@ class ReflexiveTracker:
 
 
 #: fetch_log outcomes after which a page cannot tell us anything.
-_FAILED = frozenset({"http_error", "network_error", "timeout", "too_large", "refused", "robots_denied",
-                     "invalid_url", "unsupported_scheme", "redirect_loop"})
+_FAILED = frozenset(
+    {
+        "http_error",
+        "network_error",
+        "timeout",
+        "too_large",
+        "refused",
+        "robots_denied",
+        "invalid_url",
+        "unsupported_scheme",
+        "redirect_loop",
+    }
+)
 
 
 class ReflexivePipeline:
@@ -143,8 +154,11 @@ class ReflexivePipeline:
             return
         writer = dataset_for(self.crawler)
         links = open_table(writer.out, "links", writer.job_id).to_table(columns=["page_url", "href"]).to_pylist()
-        log = open_table(writer.out, "fetch_log", writer.job_id).to_table(
-            columns=["url", "final_url", "outcome"]).to_pylist()
+        log = (
+            open_table(writer.out, "fetch_log", writer.job_id)
+            .to_table(columns=["url", "final_url", "outcome"])
+            .to_pylist()
+        )
         advertised: dict[str, list[str]] = {}
         for row in links:
             if row["href"]:

@@ -32,24 +32,24 @@ def fix_surrogate_refs(body: bytes) -> bytes:
         value = _value(m)
         if 0xDC00 <= value <= 0xDFFF and pending_high is not None and pending_high.end() == m.start():
             code = 0x10000 + ((_value(pending_high) - 0xD800) << 10) + (value - 0xDC00)
-            out.append(body[pos:pending_high.start()])
+            out.append(body[pos : pending_high.start()])
             out.append(b"&#x%X;" % code)
             pos = m.end()
             pending_high = None
             continue
         if pending_high is not None:  # a high half not followed by a low half
-            out.append(body[pos:pending_high.start()])
+            out.append(body[pos : pending_high.start()])
             out.append(b"&#xFFFD;")
             pos = pending_high.end()
             pending_high = None
         if 0xD800 <= value <= 0xDBFF:
             pending_high = m
         elif 0xDC00 <= value <= 0xDFFF:
-            out.append(body[pos:m.start()])
+            out.append(body[pos : m.start()])
             out.append(b"&#xFFFD;")
             pos = m.end()
     if pending_high is not None:
-        out.append(body[pos:pending_high.start()])
+        out.append(body[pos : pending_high.start()])
         out.append(b"&#xFFFD;")
         pos = pending_high.end()
     out.append(body[pos:])

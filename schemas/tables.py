@@ -49,10 +49,19 @@ FEEDS: tuple[Field, ...] = (
     _f("final_url", pa.string(), "The URL the document came from, after redirects."),
     _f("status", pa.int32(), "HTTP status of the final response."),
     _f("content_type", pa.string(), "The raw Content-Type header."),
-    _f("content_type_ok", pa.bool_(), "USM: served with a feed media type (application/rss+xml, application/atom+xml, application/rdf+xml)."),
+    _f(
+        "content_type_ok",
+        pa.bool_(),
+        "USM: served with a feed media type (application/rss+xml, application/atom+xml, application/rdf+xml).",
+    ),
     _f("format", pa.string(), "rss, rdf, atom or unknown, recognised from the content.", nullable=False),
     _f("version", pa.string(), "Format version: 0.91, 0.92, 2.0, '' (version-less rss), 1.0, 0.90, atom 1.0 or 0.3."),
-    _f("well_formed", pa.bool_(), "Whether the document is well-formed XML (otherwise parsed in recover mode).", nullable=False),
+    _f(
+        "well_formed",
+        pa.bool_(),
+        "Whether the document is well-formed XML (otherwise parsed in recover mode).",
+        nullable=False,
+    ),
     _f("parse_error", pa.string(), "First XML error, or why the document is not a feed."),
     _f("encoding", pa.string(), "Character encoding the document was decoded with."),
     _f("item_count", pa.int32(), "Number of items or entries.", nullable=False),
@@ -61,8 +70,17 @@ FEEDS: tuple[Field, ...] = (
     _f("language", pa.string(), "Channel language (language, dc:language or xml:lang)."),
     _f("self_url", pa.string(), "atom:link rel=self href (or Atom 0.3 rel=start), absolute."),
     _f("self_url_matches", pa.bool_(), "Whether self_url equals the URL fetched (after redirects)."),
-    _f("reflexive", pa.string(), "Reflexive autodiscovery: advertises, does_not_advertise, page_unreachable, no_link, or null when not checked."),
-    _f("discovered_via", pa.string(), "How the feed was found: url, seed, opml (an xmlUrl), autodiscovery, guess.", nullable=False),
+    _f(
+        "reflexive",
+        pa.string(),
+        "Reflexive autodiscovery: advertises, does_not_advertise, page_unreachable, no_link, or null when not checked.",
+    ),
+    _f(
+        "discovered_via",
+        pa.string(),
+        "How the feed was found: url, seed, opml (an xmlUrl), autodiscovery, guess.",
+        nullable=False,
+    ),
     _f("source", pa.string(), "The input or page that led to this feed."),
     _f("bytes", pa.int64(), "Size of the body in bytes (after content decoding).", nullable=False),
     _f("errors", pa.int32(), "Number of profile rules failed at severity error."),
@@ -86,16 +104,34 @@ ITEMS: tuple[Field, ...] = (
     _f("enclosure_length", pa.int64(), "First enclosure length in bytes, when an integer."),
     _f("pub_date_raw", pa.string(), "The date as written (pubDate, dc:date, published, updated...)."),
     _f("pub_date", TIMESTAMP, "The date parsed, in UTC; null when it cannot be parsed."),
-    _f("date_form", pa.string(), "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, unparsed."),
+    _f(
+        "date_form",
+        pa.string(),
+        "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, unparsed.",
+    ),
 )
 
 ELEMENT_USAGE: tuple[Field, ...] = (
     _f("feed_url", pa.string(), "feeds.url of the feed.", nullable=False),
-    _f("scope", pa.string(), "channel, item, or the parent element for deeper levels (image, textInput, skipHours...).", nullable=False),
-    _f("element", pa.string(), "Element name (prefix:local from the fixed table, {uri}local otherwise), or element@attribute.", nullable=False),
+    _f(
+        "scope",
+        pa.string(),
+        "channel, item, or the parent element for deeper levels (image, textInput, skipHours...).",
+        nullable=False,
+    ),
+    _f(
+        "element",
+        pa.string(),
+        "Element name (prefix:local from the fixed table, {uri}local otherwise), or element@attribute.",
+        nullable=False,
+    ),
     _f("count", pa.int32(), "Occurrences in the feed at this scope.", nullable=False),
     _f("items_with", pa.int32(), "For scope item: how many items have it; null otherwise."),
-    _f("defined", pa.bool_(), "False for un-namespaced names the format's spec does not define (pubdate, date, content...)."),
+    _f(
+        "defined",
+        pa.bool_(),
+        "False for un-namespaced names the format's spec does not define (pubdate, date, content...).",
+    ),
 )
 
 LINKS: tuple[Field, ...] = (
@@ -126,10 +162,19 @@ FETCH_LOG: tuple[Field, ...] = (
     _f("url", pa.string(), "The URL given or requested.", nullable=False),
     _f("final_url", pa.string(), "URL of the final response, after redirects."),
     _f("status", pa.int32(), "HTTP status, null when no response."),
-    _f("outcome", pa.string(), "feed, page, opml, robots (a robots.txt fetch), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, duplicate, invalid_url, unsupported_scheme, input_error.", nullable=False),
+    _f(
+        "outcome",
+        pa.string(),
+        "feed, page, opml, robots (a robots.txt fetch), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, duplicate, invalid_url, unsupported_scheme, input_error.",
+        nullable=False,
+    ),
     _f("error", pa.string(), "One-line reason when the outcome is not a success."),
     _f("source", pa.string(), "The input file or page that led to this URL."),
-    _f("discovered_via", pa.string(), "How the URL was found: url, seed, opml (an xmlUrl), opml-page (an htmlUrl), include (an OPML include), autodiscovery, reflexive, guess, robots."),
+    _f(
+        "discovered_via",
+        pa.string(),
+        "How the URL was found: url, seed, opml (an xmlUrl), opml-page (an htmlUrl), include (an OPML include), autodiscovery, reflexive, guess, robots.",
+    ),
     _f("depth", pa.int32(), "Hops from the input (0 for inputs)."),
     _f("content_type", pa.string(), "The raw Content-Type header."),
     _f("bytes", pa.int64(), "Size of the body received."),

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 "$BIN/ruff" check .
-"$BIN/ruff" format --check . || echo "ruff format: files above would be reformatted (not failing the run)"
+"$BIN/ruff" format --check .
 set +e
 "$BIN/python" -m pytest "$@"
 code=$?

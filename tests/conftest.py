@@ -34,7 +34,9 @@ def demo_server() -> Iterator[object]:
         server.stop()
 
 
-def run_cli(*args: str, timeout: float = 300, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, timeout: float = 300, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``feedcensus ARGS`` in a fresh interpreter, as a user would."""
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.run(

@@ -22,7 +22,9 @@ def test_lint_json_on_every_benchmark_feed_matches_an_independent_count() -> Non
     assert [d["source"] for d in lines] == [str(p) for p in BENCH]
     checked = 0
     for doc, path in zip(lines, BENCH, strict=True):
-        assert {"source", "format", "version", "well_formed", "channel_elements", "item_elements", "findings"} <= set(doc)
+        assert {"source", "format", "version", "well_formed", "channel_elements", "item_elements", "findings"} <= set(
+            doc
+        )
         assert doc["format"] in ("rss", "rdf", "atom")
         if BENCH_MANIFEST.get(path.name, {}).get("wellformed", "yes") != "yes":
             assert doc["well_formed"] is False
@@ -39,8 +41,10 @@ def test_lint_json_on_every_benchmark_feed_matches_an_independent_count() -> Non
 
 def test_lint_text_output_and_unreadable_input(tmp_path: Path) -> None:
     feed = tmp_path / "f.xml"
-    feed.write_bytes(b'<rss version="2.0"><channel><title>T</title><link>http://x/</link><description>d</description>'
-                     b"<item><title>a</title><pubdate>Mon, 1 Jan 2024 00:00:00 GMT</pubdate></item></channel></rss>")
+    feed.write_bytes(
+        b'<rss version="2.0"><channel><title>T</title><link>http://x/</link><description>d</description>'
+        b"<item><title>a</title><pubdate>Mon, 1 Jan 2024 00:00:00 GMT</pubdate></item></channel></rss>"
+    )
     proc = run_cli("lint", str(feed), str(tmp_path / "missing.xml"))
     assert proc.returncode == 2
     assert "rss 2.0 well-formed, 1 items" in proc.stdout
@@ -94,9 +98,26 @@ def test_scrapy_crawl_command_works_with_spider_arguments(tmp_path: Path, demo_s
     url = f"{demo_server.url}/blog-a/"  # type: ignore[attr-defined]
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "census", "-a", f"url={url}", "-s", f"FEEDCENSUS_OUT={out}",
-         "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=WARNING"],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "census",
+            "-a",
+            f"url={url}",
+            "-s",
+            f"FEEDCENSUS_OUT={out}",
+            "-s",
+            "AUTOTHROTTLE_ENABLED=False",
+            "-s",
+            "LOG_LEVEL=WARNING",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     feeds = read_table(out, "feeds").to_pylist()

@@ -855,5 +855,5 @@ def test_feedparser_corpus_documents_never_raise() -> None:
 def test_raw_text_end_tag_with_space_does_not_trip_the_regex_engine() -> None:
     # Found by hypothesis: CPython 3.11 raised SystemError on a backreference inside a possessive repeat.
     assert discover(b"<body><style></style ><", "http://example.com/") == []
-    page = b'<head><style>x</style ></head><link rel=alternate type=application/rss+xml href=/f>'
+    page = b"<head><style>x</style ></head><link rel=alternate type=application/rss+xml href=/f>"
     assert [link.href for link in discover(page, "http://example.com/", follow_body=True)] == ["http://example.com/f"]

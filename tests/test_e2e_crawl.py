@@ -36,12 +36,24 @@ def crawl(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict[st
     out = work / "out"
     demo_server.reset_hits()
     proc = run_cli(
-        "crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", "e2e",
-        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+        "crawl",
+        "--seeds",
+        str(seeds),
+        "--out",
+        str(out),
+        "--job-id",
+        "e2e",
+        "-s",
+        "AUTOTHROTTLE_ENABLED=False",
+        "-s",
+        "CONCURRENT_REQUESTS_PER_DOMAIN=8",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    tables = {t: read_table(out, t).to_pylist() for t in ("feeds", "items", "element_usage", "links", "fetch_log", "conformance")}
+    tables = {
+        t: read_table(out, t).to_pylist()
+        for t in ("feeds", "items", "element_usage", "links", "fetch_log", "conformance")
+    }
     return {"out": out, "tables": tables, "stderr": proc.stderr, "hits": dict(demo_server.hits), "seeds": seeds}
 
 
@@ -53,7 +65,11 @@ def test_every_expected_feed_is_fetched_once_and_parsed(crawl: dict[str, Any]) -
     for path, exp in EXPECTED["feeds"].items():
         row = by_final[path]
         assert (row["format"], row["version"], row["well_formed"], row["item_count"]) == (
-            exp["format"], exp["version"], exp["well_formed"], exp["item_count"]), path
+            exp["format"],
+            exp["version"],
+            exp["well_formed"],
+            exp["item_count"],
+        ), path
         assert row["job_id"] == "e2e"
         assert row["title"] == exp["title"], path
 
@@ -73,7 +89,9 @@ def test_element_usage_matches_the_fixture_tally(crawl: dict[str, Any]) -> None:
             items_with.setdefault(path, {})[u["element"]] = u["items_with"]
             counts.setdefault(path, {})[u["element"]] = u["count"]
     for path, exp in EXPECTED["feeds"].items():
-        got_channel = {k: v for k, v in channel.get(path, {}).items() if k not in ("item", "atom:entry", "atom03:entry")}
+        got_channel = {
+            k: v for k, v in channel.get(path, {}).items() if k not in ("item", "atom:entry", "atom03:entry")
+        }
         assert got_channel == exp["channel_elements"], path
         assert items_with.get(path, {}) == exp["item_elements"], path
         assert counts.get(path, {}) == exp["item_element_counts"], path
@@ -86,7 +104,10 @@ def test_items_rows_have_parsed_dates(crawl: dict[str, Any]) -> None:
     dated = [i for i in items if i["pub_date_raw"]]
     assert dated and all(i["date_form"] for i in dated)
     assert any(i["pub_date"] is not None and i["pub_date"].tzinfo is not None for i in dated)
-    assert any(i["date_form"] == "unparsed" or i["pub_date"] is None for i in dated) or len({i["date_form"] for i in dated}) > 1
+    assert (
+        any(i["date_form"] == "unparsed" or i["pub_date"] is None for i in dated)
+        or len({i["date_form"] for i in dated}) > 1
+    )
 
 
 def test_links_follow_the_pages_in_order(crawl: dict[str, Any]) -> None:
@@ -148,7 +169,9 @@ def test_duckdb_reads_every_table(crawl: dict[str, Any]) -> None:
     out: Path = crawl["out"]
     con = duckdb.connect()
     for table, rows in crawl["tables"].items():
-        n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/{table}/**/*.parquet', hive_partitioning=1) WHERE job_id = 'e2e'").fetchone()
+        n = con.execute(
+            f"SELECT count(*) FROM read_parquet('{out}/{table}/**/*.parquet', hive_partitioning=1) WHERE job_id = 'e2e'"
+        ).fetchone()
         assert n is not None and n[0] == len(rows), table
     ts = con.execute(f"SELECT typeof(fetched_at) FROM read_parquet('{out}/feeds/**/*.parquet') LIMIT 1").fetchone()
     assert ts is not None and ts[0] == "TIMESTAMP WITH TIME ZONE"

@@ -40,21 +40,37 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         expected[f"/p{i}/index.html"] = [target]
     web.add("/xml/index.atom", Route(ATOM, headers={"Content-Type": "application/atom+xml"}))
     # RSS Board: the preferred feed first; a base element resolves relative hrefs, even when it comes later.
-    web.add("/board/", Route(_page(
-        '<link rel="alternate" type="application/rss+xml" title="RSS" href="rss-feed">'
-        '<link rel="alternate" type="application/atom+xml" title="Atom" href="atom-feed">'
-        '<link rel="stylesheet" href="s.css"><link rel="icon" type="image/png" href="i.png">'
-        '<link rel="alternate" hreflang="fr" type="text/html" href="/fr/">'
-        f'<base href="{base}/board/feeds/">',
-        '<link rel="alternate" type="application/rss+xml" href="/body-feed.xml">'), headers=HTML))
+    web.add(
+        "/board/",
+        Route(
+            _page(
+                '<link rel="alternate" type="application/rss+xml" title="RSS" href="rss-feed">'
+                '<link rel="alternate" type="application/atom+xml" title="Atom" href="atom-feed">'
+                '<link rel="stylesheet" href="s.css"><link rel="icon" type="image/png" href="i.png">'
+                '<link rel="alternate" hreflang="fr" type="text/html" href="/fr/">'
+                f'<base href="{base}/board/feeds/">',
+                '<link rel="alternate" type="application/rss+xml" href="/body-feed.xml">',
+            ),
+            headers=HTML,
+        ),
+    )
     web.add("/board/feeds/rss-feed", Route(RSS, headers={"Content-Type": "application/rss+xml"}))
     web.add("/board/feeds/atom-feed", Route(ATOM, headers={"Content-Type": "application/atom+xml"}))
     web.add("/body-feed.xml", Route(RSS, headers={"Content-Type": "application/rss+xml"}))
     expected["/board/"] = ["/board/feeds/rss-feed", "/board/feeds/atom-feed", "/body-feed.xml"]
     seeds = tmp / "seeds.txt"
     seeds.write_text("".join(f"{base}{p}\n" for p in expected), encoding="utf-8")
-    proc = run_cli("crawl", "--seeds", str(seeds), "--out", str(tmp / "out"), "-s", "AUTOTHROTTLE_ENABLED=False",
-                   "-s", "ROBOTSTXT_OBEY=False")
+    proc = run_cli(
+        "crawl",
+        "--seeds",
+        str(seeds),
+        "--out",
+        str(tmp / "out"),
+        "-s",
+        "AUTOTHROTTLE_ENABLED=False",
+        "-s",
+        "ROBOTSTXT_OBEY=False",
+    )
     hits = dict(server.hits)
     server.stop()
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -62,7 +78,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _rel(url: str, base: str) -> str:
-    return url[len(base):] if url.startswith(base) else url
+    return url[len(base) :] if url.startswith(base) else url
 
 
 def test_every_spelling_is_found_in_order(crawled: dict[str, Any]) -> None:
@@ -74,7 +90,10 @@ def test_every_spelling_is_found_in_order(crawled: dict[str, Any]) -> None:
     assert got == crawled["expected"]
     board = [r for r in links if r["page_url"].endswith("/board/")]
     assert [(r["in_head"], r["followed"], r["conforms_rss"]) for r in sorted(board, key=lambda r: r["position"])] == [
-        (True, True, True), (True, True, False), (False, False, False)]
+        (True, True, True),
+        (True, True, False),
+        (False, False, False),
+    ]
     atom_pages = [r for r in links if "/p" in r["page_url"]]
     assert atom_pages and all(r["conforms_atom"] for r in atom_pages)
 
@@ -92,7 +111,7 @@ def test_each_advertised_head_feed_is_fetched_exactly_once(crawled: dict[str, An
 
 def test_discover_cli_prints_conformance_fields(tmp_path: Path) -> None:
     page = tmp_path / "page.html"
-    page.write_bytes(_page('<LINK REL=ALTERNATE TYPE=application/rss+xml HREF=/feed>'))
+    page.write_bytes(_page("<LINK REL=ALTERNATE TYPE=application/rss+xml HREF=/feed>"))
     proc = run_cli("discover", "--json", "--base-url", "http://site.example/a/", str(page))
     assert proc.returncode == 0, proc.stderr
     import json
@@ -104,4 +123,15 @@ def test_discover_cli_prints_conformance_fields(tmp_path: Path) -> None:
     assert link["href"] == "http://site.example/feed"
     assert link["conforms_atom"] is False and link["conforms_rss"] is False
     assert "rss-rel-not-lowercase" in link["reasons"]
-    assert set(link) >= {"href", "href_raw", "rel", "type", "title", "position", "in_head", "conforms_rss", "conforms_atom", "reasons"}
+    assert set(link) >= {
+        "href",
+        "href_raw",
+        "rel",
+        "type",
+        "title",
+        "position",
+        "in_head",
+        "conforms_rss",
+        "conforms_atom",
+        "reasons",
+    }

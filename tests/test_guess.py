@@ -31,17 +31,39 @@ def test_no_guesses_for_non_http_pages_and_garbage_is_harmless() -> None:
 def test_guess_finds_a_feed_on_a_page_that_advertises_none(tmp_path: Path) -> None:
     web = Web()
     rss = b'<rss version="2.0"><channel><title>t</title><link>http://x/</link><description>d</description></channel></rss>'
-    web.add("/", Route(b"<html><head><title>no links</title></head><body>hello</body></html>",
-                       headers={"Content-Type": "text/html"}))
+    web.add(
+        "/",
+        Route(
+            b"<html><head><title>no links</title></head><body>hello</body></html>",
+            headers={"Content-Type": "text/html"},
+        ),
+    )
     web.add("/feed.xml", Route(rss, headers={"Content-Type": "application/rss+xml"}))
     with WebServer(web) as server:
         base = server.url
-        args: list[Any] = ["crawl", "--url", f"{base}/", "--out", str(tmp_path / "out"), "--guess",
-                           "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False"]
+        args: list[Any] = [
+            "crawl",
+            "--url",
+            f"{base}/",
+            "--out",
+            str(tmp_path / "out"),
+            "--guess",
+            "-s",
+            "AUTOTHROTTLE_ENABLED=False",
+            "-s",
+            "ROBOTSTXT_OBEY=False",
+        ]
         proc = run_cli(*args)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        off = run_cli(*[a for a in args if a != "--guess"][:-4], "--out", str(tmp_path / "off"),
-                      "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False")
+        off = run_cli(
+            *[a for a in args if a != "--guess"][:-4],
+            "--out",
+            str(tmp_path / "off"),
+            "-s",
+            "AUTOTHROTTLE_ENABLED=False",
+            "-s",
+            "ROBOTSTXT_OBEY=False",
+        )
         assert off.returncode == 0
     feeds = read_table(tmp_path / "out", "feeds").to_pylist()
     assert [(f["url"], f["discovered_via"]) for f in feeds] == [(f"{base}/feed.xml", "guess")]

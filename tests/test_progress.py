@@ -15,9 +15,16 @@ from tests.conftest import REPO
 
 
 def test_status_and_summary_lines_add_up() -> None:
-    stats = {"response_received_count": 120, "feedcensus/outcome/feed": 30, "feedcensus/outcome/page": 80,
-             "feedcensus/outcome/http_error": 7, "feedcensus/outcome/timeout": 3, "feedcensus/items": 600,
-             "feedcensus/outcome/duplicate": 12, "feedcensus/inputs": 90}
+    stats = {
+        "response_received_count": 120,
+        "feedcensus/outcome/feed": 30,
+        "feedcensus/outcome/page": 80,
+        "feedcensus/outcome/http_error": 7,
+        "feedcensus/outcome/timeout": 3,
+        "feedcensus/items": 600,
+        "feedcensus/outcome/duplicate": 12,
+        "feedcensus/inputs": 90,
+    }
     line = status_line(stats, pending=5, elapsed=60.0)
     assert line == "120 responses, 5 pending, 30 feeds, 600 items, 10 errors, 120 responses/min"
     summary = "\n".join(summary_lines(stats, "/data", "job1"))
@@ -35,10 +42,27 @@ def test_live_progress_on_a_terminal(tmp_path: Path) -> None:
         urls = [a for i in range(12) for a in ("--url", f"{server.url}/s{i}/")]
         primary, secondary = pty.openpty()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "crawler.cli", "crawl", *urls, "--out", str(tmp_path / "out"),
-             "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2",
-             "--log-level", "WARNING"],
-            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=secondary,
+            [
+                sys.executable,
+                "-m",
+                "crawler.cli",
+                "crawl",
+                *urls,
+                "--out",
+                str(tmp_path / "out"),
+                "-s",
+                "AUTOTHROTTLE_ENABLED=False",
+                "-s",
+                "ROBOTSTXT_OBEY=False",
+                "-s",
+                "CONCURRENT_REQUESTS_PER_DOMAIN=2",
+                "--log-level",
+                "WARNING",
+            ],
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=secondary,
         )
         os.close(secondary)
         chunks = []
@@ -67,9 +91,20 @@ def test_periodic_log_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
         web.add(f"/s{i}/", Route(b"<html><head></head></html>", headers={"Content-Type": "text/html"}, delay=0.4))
     with WebServer(web) as server:
         urls = [a for i in range(6) for a in ("--url", f"{server.url}/s{i}/")]
-        proc = run_cli("crawl", *urls, "--out", str(tmp_path / "out"), "-s", "FEEDCENSUS_PROGRESS_INTERVAL=0.3",
-                       "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
-                       "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1")
+        proc = run_cli(
+            "crawl",
+            *urls,
+            "--out",
+            str(tmp_path / "out"),
+            "-s",
+            "FEEDCENSUS_PROGRESS_INTERVAL=0.3",
+            "-s",
+            "AUTOTHROTTLE_ENABLED=False",
+            "-s",
+            "ROBOTSTXT_OBEY=False",
+            "-s",
+            "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+        )
     assert proc.returncode == 0
     assert "\x1b[K" not in proc.stderr
     assert "[crawler.progress] INFO: progress: " in proc.stderr

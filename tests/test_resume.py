@@ -33,8 +33,10 @@ def _feed(base: str, path: str, page: str, n: int) -> bytes:
         f"<pubDate>Sun, 22 Nov 2026 0{i % 10}:00:00 GMT</pubDate><description>Body {i}</description></item>"
         for i in range(n)
     )
-    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>{path}</title><link>{base}{page}</link>'
-            f"<description>d</description>{items}</channel></rss>").encode()
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>{path}</title><link>{base}{page}</link>'
+        f"<description>d</description>{items}</channel></rss>"
+    ).encode()
 
 
 def _page(base: str, feed: str | None) -> bytes:
@@ -51,15 +53,24 @@ def web() -> Any:
     html = {"Content-Type": "text/html; charset=utf-8"}
     for i in range(SITES):
         web.add(f"/s{i}/", Route(_page(base, f"/s{i}/feed.xml"), headers=html, delay=DELAY))
-        web.add(f"/s{i}/feed.xml", Route(_feed(base, f"/s{i}/feed.xml", f"/s{i}/", 5 + i % 7), headers=rss, delay=DELAY))
+        web.add(
+            f"/s{i}/feed.xml", Route(_feed(base, f"/s{i}/feed.xml", f"/s{i}/", 5 + i % 7), headers=rss, delay=DELAY)
+        )
     outlines = []
     for j in range(LISTED):
         advertise = f"/o{j}/feed.xml" if j % 2 == 0 else None
         web.add(f"/o{j}/", Route(_page(base, advertise), headers=html, delay=DELAY))
-        web.add(f"/o{j}/feed.xml", Route(_feed(base, f"/o{j}/feed.xml", f"/o{j}/", 3 + j % 5), headers=rss, delay=DELAY))
+        web.add(
+            f"/o{j}/feed.xml", Route(_feed(base, f"/o{j}/feed.xml", f"/o{j}/", 3 + j % 5), headers=rss, delay=DELAY)
+        )
         outlines.append(f'<outline text="o{j}" xmlUrl="{base}/o{j}/feed.xml"/>')
-    web.add("/list.opml", Route(f'<opml version="2.0"><body>{"".join(outlines)}</body></opml>'.encode(),
-                                headers={"Content-Type": "text/x-opml"}))
+    web.add(
+        "/list.opml",
+        Route(
+            f'<opml version="2.0"><body>{"".join(outlines)}</body></opml>'.encode(),
+            headers={"Content-Type": "text/x-opml"},
+        ),
+    )
     web.add("/robots.txt", Route(b"User-agent: *\nAllow: /\n", headers={"Content-Type": "text/plain"}))
     yield server
     server.stop()
@@ -71,8 +82,16 @@ def _inputs(tmp: Path, base: str) -> list[str]:
     return ["--seeds", str(seeds), "--opml", f"{base}/list.opml"]
 
 
-SETTINGS = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=4",
-            "-s", "FEEDCENSUS_BATCH_ROWS=40", "-s", "FEEDCENSUS_FLUSH_SECONDS=0.2"]
+SETTINGS = [
+    "-s",
+    "AUTOTHROTTLE_ENABLED=False",
+    "-s",
+    "CONCURRENT_REQUESTS_PER_DOMAIN=4",
+    "-s",
+    "FEEDCENSUS_BATCH_ROWS=40",
+    "-s",
+    "FEEDCENSUS_FLUSH_SECONDS=0.2",
+]
 
 
 def _snapshot(out: Path) -> dict[str, Any]:
@@ -100,17 +119,33 @@ def _commits(out: Path, job: str) -> int:
     return len(list(folder.glob("*.json"))) if folder.exists() else 0
 
 
-def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(web: Any, reference: dict[str, Any], tmp_path: Path) -> None:
+def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
+    web: Any, reference: dict[str, Any], tmp_path: Path
+) -> None:
     out, state = tmp_path / "out", tmp_path / "state"
-    cmd = [sys.executable, "-m", "crawler.cli", "crawl", *_inputs(tmp_path, web.url), "--out", str(out),
-           "--resume", str(state), *SETTINGS]
+    cmd = [
+        sys.executable,
+        "-m",
+        "crawler.cli",
+        "crawl",
+        *_inputs(tmp_path, web.url),
+        "--out",
+        str(out),
+        "--resume",
+        str(state),
+        *SETTINGS,
+    ]
     web.reset_hits()
     with open(tmp_path / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 60
     job = None
     while time.monotonic() < deadline and proc.poll() is None:
-        jobs = [p.name.split("=", 1)[1] for p in (out / "_commits").glob("job_id=*")] if (out / "_commits").exists() else []
+        jobs = (
+            [p.name.split("=", 1)[1] for p in (out / "_commits").glob("job_id=*")]
+            if (out / "_commits").exists()
+            else []
+        )
         if jobs and _commits(out, jobs[0]) >= 3 and list(out.glob("items/*/*.parquet")):
             job = jobs[0]
             break
@@ -149,8 +184,22 @@ def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(web: Any, ref
 
 def test_sigint_stops_gracefully_and_flushes(web: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "crawler.cli", "crawl", *_inputs(tmp_path, web.url), "--out", str(out),
-           "--job-id", "int", *SETTINGS, "-s", "FEEDCENSUS_FLUSH_SECONDS=3600", "-s", "FEEDCENSUS_BATCH_ROWS=100000"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "crawler.cli",
+        "crawl",
+        *_inputs(tmp_path, web.url),
+        "--out",
+        str(out),
+        "--job-id",
+        "int",
+        *SETTINGS,
+        "-s",
+        "FEEDCENSUS_FLUSH_SECONDS=3600",
+        "-s",
+        "FEEDCENSUS_BATCH_ROWS=100000",
+    ]
     web.reset_hits()
     with open(tmp_path / "stderr.txt", "wb") as fh:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=fh)

@@ -245,9 +245,7 @@ def feed_facts(data: bytes) -> dict[str, Any]:
         # RSS 1.0 / 0.90 put image and textinput beside the channel; one the channel does not
         # name itself is part of the channel all the same (the census counts it there).
         beside = collections.Counter(
-            element_name(c.tag)
-            for c in root
-            if isinstance(c.tag, str) and _local(c.tag) not in {"channel", "item"}
+            element_name(c.tag) for c in root if isinstance(c.tag, str) and _local(c.tag) not in {"channel", "item"}
         )
         for name, n in beside.items():
             channel_elements.setdefault(name, n)

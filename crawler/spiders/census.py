@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
 def as_list(value: str | Iterable[str] | None) -> list[str]:
     """Spider arguments arrive as one string from ``-a`` or as lists from the CLI."""
     if value is None:
@@ -160,8 +161,13 @@ class CensusSpider(Spider):
             # Everything the interrupted run scheduled; the duplicate filter drops what it wrote.
             for entry in state.journal:
                 fc = entry.get("fc") or {}
-                yield Request(entry["url"], callback=self.parse, errback=self.on_error, meta={"fc": fc},
-                              priority=-int(fc.get("depth") or 0))
+                yield Request(
+                    entry["url"],
+                    callback=self.parse,
+                    errback=self.on_error,
+                    meta={"fc": fc},
+                    priority=-int(fc.get("depth") or 0),
+                )
 
     # --- requests ------------------------------------------------------------------
 
@@ -317,9 +323,20 @@ class CensusSpider(Spider):
         for inc in doc.includes:
             if include_depth >= max_includes:
                 self.crawler.stats.inc_value("feedcensus/outcome/refused")
-                out.append(FetchRecord(url=inc, outcome="refused", error=f"OPML include deeper than {max_includes}",
-                                       source=source, discovered_via="include", depth=depth + 1))
+                out.append(
+                    FetchRecord(
+                        url=inc,
+                        outcome="refused",
+                        error=f"OPML include deeper than {max_includes}",
+                        source=source,
+                        discovered_via="include",
+                        depth=depth + 1,
+                    )
+                )
             else:
-                out.append(self.request(inc, via="include", source=source, depth=depth + 1, kind="opml",
-                                        include_depth=include_depth + 1))
+                out.append(
+                    self.request(
+                        inc, via="include", source=source, depth=depth + 1, kind="opml", include_depth=include_depth + 1
+                    )
+                )
         yield from (o for o in out if o is not None)
