@@ -34,6 +34,15 @@ def demo_server() -> Iterator[object]:
         server.stop()
 
 
+def demo_seeds_file(work: Path, server: object) -> Path:
+    """A seeds file listing the demo web's seed URLs on ``server``."""
+    from crawler.webserver import demo_seeds
+
+    seeds = work / "seeds.txt"
+    seeds.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")  # type: ignore[attr-defined]
+    return seeds
+
+
 def run_cli(
     *args: str, timeout: float = 300, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

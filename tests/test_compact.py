@@ -19,11 +19,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from crawler.webserver import demo_seeds
 from pipelines.compact import CompactResult, compact_dataset
 from pipelines.dataset import RUNNING_MARKER, DatasetWriter, open_table
 from schemas.tables import TABLES, VERSION_KEY, SchemaVersionError, arrow_schema
-from tests.conftest import run_cli
+from tests.conftest import demo_seeds_file, run_cli
 
 JOBS = ("A", "B")
 
@@ -32,8 +31,7 @@ JOBS = ("A", "B")
 def two_runs(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path:
     """Two crawls of the demo web into one root, five rows per file."""
     work = tmp_path_factory.mktemp("compact")
-    seeds = work / "seeds.txt"
-    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    seeds = demo_seeds_file(work, demo_server)
     out = work / "out"
     for job in JOBS:
         proc = run_cli(

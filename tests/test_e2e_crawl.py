@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import duckdb
 import pytest
 
-from crawler.webserver import demo_root, demo_seeds
-from tests.conftest import read_table, run_cli
+from crawler.webserver import demo_root
+from tests.conftest import demo_seeds_file, read_table, run_cli
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
 
@@ -31,8 +31,7 @@ def path_of(url: str | None) -> str | None:
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("e2e")
-    seeds = work / "seeds.txt"
-    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    seeds = demo_seeds_file(work, demo_server)
     out = work / "out"
     demo_server.reset_hits()
     proc = run_cli(

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from crawler.webserver import demo_seeds
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, demo_seeds_file, run_cli
 
 nbformat = pytest.importorskip("nbformat", reason="the notebooks extra (nbformat, nbclient) is not installed")
 nbclient = pytest.importorskip("nbclient", reason="the notebooks extra (nbformat, nbclient) is not installed")
@@ -69,8 +68,7 @@ def test_stored_notebooks_have_no_outputs_and_one_parameter_cell(name: str) -> N
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path:
     work = tmp_path_factory.mktemp("notebooks")
-    seeds = work / "seeds.txt"
-    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    seeds = demo_seeds_file(work, demo_server)
     out = work / "out"
     proc = run_cli(
         "crawl", "--seeds", str(seeds), "--out", str(out), "--log-level", "WARNING",

@@ -18,8 +18,7 @@ import pytest
 from matplotlib import image as mpimg
 
 from crawler.report.render import BAR_COLOUR, MARK_COLOURS
-from crawler.webserver import demo_seeds
-from tests.conftest import run_cli
+from tests.conftest import demo_seeds_file, run_cli
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = (
@@ -50,8 +49,7 @@ def rgb(colour: str) -> tuple[int, int, int]:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path:
     work = tmp_path_factory.mktemp("html")
-    seeds = work / "seeds.txt"
-    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    seeds = demo_seeds_file(work, demo_server)
     out = work / "out"
     proc = run_cli(
         "crawl",

@@ -10,11 +10,10 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pytest
 
-from crawler.webserver import demo_seeds
 from pipelines.compact import compact_dataset
 from pipelines.dataset import list_jobs, open_table
 from schemas.tables import SCHEMA_VERSION, TABLES, VERSION_KEY
-from tests.conftest import read_table, run_cli
+from tests.conftest import demo_seeds_file, read_table, run_cli
 
 server_module = pytest.importorskip("moto.server", reason="moto[server] is needed for the S3 tests")
 
@@ -65,8 +64,7 @@ def uri(s3: dict[str, Any], prefix: str) -> str:
 def crawled(s3: dict[str, Any], demo_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The demo web crawled twice to S3 (job s3a in small files, then s3b) and once to a local folder."""
     work = tmp_path_factory.mktemp("s3")
-    seeds = work / "seeds.txt"
-    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    seeds = demo_seeds_file(work, demo_server)
     common = ["--seeds", str(seeds), "--log-level", "WARNING", "-s", "AUTOTHROTTLE_ENABLED=False"]
     out = uri(s3, "runs/census")
     for job, batch in (("s3a", "10"), ("s3b", "20000")):
