@@ -67,7 +67,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from pipelines.xmlrefs import fix_surrogate_refs
+from pipelines.xmlrefs import fix_surrogate_refs, safe_parser
 
 __all__ = ["OpmlDocument", "Outline", "parse_opml"]
 
@@ -112,17 +112,8 @@ class OpmlDocument:
 
 
 def _parser(*, recover: bool) -> etree.XMLParser:
-    return etree.XMLParser(
-        recover=recover,
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        encoding="utf-8" if recover else None,
-    )
+    # The recover parse reads text this module has already decoded and re-encoded as UTF-8.
+    return safe_parser(encoding="utf-8" if recover else None, recover=recover)
 
 
 _ENTITY_DECL_MARKERS = tuple(

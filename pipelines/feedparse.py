@@ -122,7 +122,7 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from pipelines.dates import parse_date
-from pipelines.xmlrefs import fix_surrogate_refs
+from pipelines.xmlrefs import fix_surrogate_refs, safe_parser
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
 
 __all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed", "sniff"]
@@ -338,17 +338,7 @@ def _parser(encoding: str | None, recover: bool) -> etree.XMLParser:
     key = (encoding, recover)
     parser = cache.get(key)
     if parser is None:
-        parser = etree.XMLParser(
-            encoding=encoding,
-            recover=recover,
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            dtd_validation=False,
-            huge_tree=False,
-            remove_comments=True,
-            remove_pis=True,
-        )
+        parser = safe_parser(encoding=encoding, recover=recover)
         if len(cache) < 16:
             cache[key] = parser
     return parser

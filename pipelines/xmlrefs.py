@@ -1,4 +1,10 @@
-"""Repairing character references libxml2 lets through broken.
+"""XML safety shared by the feed and OPML parsers: one locked-down parser, and
+repairing character references libxml2 lets through broken.
+
+``safe_parser`` never expands entities, loads a DTD, touches the network or
+lifts libxml2's size limits (``huge_tree``); comments and processing
+instructions are dropped while parsing.
+
 
 ``&#55357;&#56832;`` (an emoji written as two UTF-16 halves, common in real
 feeds) and lone halves such as ``&#xD800;`` are not XML characters. In
@@ -12,6 +18,8 @@ bytes are touched (in UTF-16/32 the pattern cannot match).
 from __future__ import annotations
 
 import re
+
+from lxml import etree
 
 _REF = re.compile(rb"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));")
 _SURROGATE_HINT = re.compile(rb"&#(?:[xX]0*[dD][89a-fA-F][0-9a-fA-F]{2}|0*5[5-7][0-9]{3});")
@@ -54,3 +62,18 @@ def fix_surrogate_refs(body: bytes) -> bytes:
         pos = pending_high.end()
     out.append(body[pos:])
     return b"".join(out)
+
+
+def safe_parser(*, encoding: str | None = None, recover: bool = False) -> etree.XMLParser:
+    """A new lxml parser with every dangerous feature off (not thread-safe: one per thread)."""
+    return etree.XMLParser(
+        encoding=encoding,
+        recover=recover,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+    )
