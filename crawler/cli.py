@@ -322,27 +322,15 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    from crawler.discovery import discover
+    from crawler.discovery import LINK_FIELDS, discover
 
     sources = Sources("discover", args.sources)
     for source, body, url, headers in sources:
         links = discover(body, args.base_url or url, headers, follow_body=True)
         if args.json:
-            fields = (
-                "href",
-                "href_raw",
-                "rel",
-                "type",
-                "title",
-                "position",
-                "in_head",
-                "conforms_rss",
-                "conforms_atom",
-                "reasons",
-            )
             print(
                 json.dumps(
-                    {"page": source, "links": [{f: getattr(link, f) for f in fields} for link in links]},
+                    {"page": source, "links": [{f: getattr(link, f) for f in LINK_FIELDS} for link in links]},
                     ensure_ascii=False,
                 )
             )

@@ -70,9 +70,22 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from html.entities import html5 as _HTML5_ENTITIES
 
-__all__ = ["MAX_HREF_LENGTH", "RULES", "FeedLink", "decode_html", "discover"]
+__all__ = ["LINK_FIELDS", "MAX_HREF_LENGTH", "RULES", "FeedLink", "decode_html", "discover"]
 
 #: Longest resolved href still followed (Scrapy's ``URLLENGTH_LIMIT`` default).
+#: The FeedLink fields reported to users: `discover --json` and the `links` table.
+LINK_FIELDS = (
+    "href",
+    "href_raw",
+    "rel",
+    "type",
+    "title",
+    "position",
+    "in_head",
+    "conforms_rss",
+    "conforms_atom",
+    "reasons",
+)
 MAX_HREF_LENGTH = (
     8192  # the crawl's URL limit (FEEDCENSUS_MAX_URL_LENGTH default), so a link is judged as a request would be
 )

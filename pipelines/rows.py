@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from crawler.discovery import LINK_FIELDS
 from crawler.items import FeedDocument, FetchRecord, PageLinks
 
 if TYPE_CHECKING:
@@ -63,23 +64,12 @@ def fetch_row(rec: FetchRecord) -> Row:
 
 
 def link_rows(page: PageLinks) -> list[Row]:
-    return [
-        {
-            "page_url": page.page_url,
-            "href": link.href,
-            "href_raw": link.href_raw,
-            "rel": link.rel,
-            "type": link.type,
-            "title": link.title,
-            "position": link.position,
-            "in_head": link.in_head,
-            "conforms_rss": link.conforms_rss,
-            "conforms_atom": link.conforms_atom,
-            "reasons": list(link.reasons),
-            "followed": followed,
-        }
-        for link, followed in zip(page.links, page.followed, strict=True)
-    ]
+    rows = []
+    for link, followed in zip(page.links, page.followed, strict=True):
+        row: Row = {"page_url": page.page_url, **{f: getattr(link, f) for f in LINK_FIELDS}, "followed": followed}
+        row["reasons"] = list(link.reasons)
+        rows.append(row)
+    return rows
 
 
 def feed_rows(doc: FeedDocument, parsed: ParsedFeed, findings: list[Finding]) -> TableRows:
