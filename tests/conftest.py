@@ -43,6 +43,18 @@ def demo_seeds_file(work: Path, server: object) -> Path:
     return seeds
 
 
+def crawl_demo(work: Path, server: object, job_id: str, *args: str) -> Path:
+    """Crawl the demo web on ``server`` into ``work/out`` as job ``job_id``; return the dataset root."""
+    out = work / "out"
+    proc = run_cli(
+        "crawl", "--seeds", str(demo_seeds_file(work, server)), "--out", str(out), "--job-id", job_id,
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8", *args,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return out
+
+
 def run_cli(
     *args: str, timeout: float = 300, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

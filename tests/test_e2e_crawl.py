@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from crawler.webserver import demo_root
-from tests.conftest import demo_seeds_file, read_table, run_cli
+from tests.conftest import crawl_demo, read_table, run_cli
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
 
@@ -31,29 +31,13 @@ def path_of(url: str | None) -> str | None:
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("e2e")
-    seeds = demo_seeds_file(work, demo_server)
-    out = work / "out"
     demo_server.reset_hits()
-    proc = run_cli(
-        "crawl",
-        "--seeds",
-        str(seeds),
-        "--out",
-        str(out),
-        "--job-id",
-        "e2e",
-        "-s",
-        "AUTOTHROTTLE_ENABLED=False",
-        "-s",
-        "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    out = crawl_demo(work, demo_server, "e2e")
     tables = {
         t: read_table(out, t).to_pylist()
         for t in ("feeds", "items", "element_usage", "links", "fetch_log", "conformance")
     }
-    return {"out": out, "tables": tables, "stderr": proc.stderr, "hits": dict(demo_server.hits), "seeds": seeds}
+    return {"out": out, "tables": tables, "hits": dict(demo_server.hits)}
 
 
 def test_every_expected_feed_is_fetched_once_and_parsed(crawl: dict[str, Any]) -> None:

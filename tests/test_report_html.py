@@ -18,7 +18,7 @@ import pytest
 from matplotlib import image as mpimg
 
 from crawler.report.render import BAR_COLOUR, MARK_COLOURS
-from tests.conftest import demo_seeds_file, run_cli
+from tests.conftest import crawl_demo, run_cli
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = (
@@ -49,22 +49,7 @@ def rgb(colour: str) -> tuple[int, int, int]:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path:
     work = tmp_path_factory.mktemp("html")
-    seeds = demo_seeds_file(work, demo_server)
-    out = work / "out"
-    proc = run_cli(
-        "crawl",
-        "--seeds",
-        str(seeds),
-        "--out",
-        str(out),
-        "--job-id",
-        "html",
-        "-s",
-        "AUTOTHROTTLE_ENABLED=False",
-        "-s",
-        "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = crawl_demo(work, demo_server, "html")
     report_dir = work / "report"
     proc = run_cli("survey", str(out), "--out", str(report_dir))
     assert proc.returncode == 0, proc.stderr[-3000:]

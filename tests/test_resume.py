@@ -94,6 +94,11 @@ SETTINGS = [
 ]
 
 
+def _crawl_command(tmp: Path, web: Any, out: Path, *args: str) -> list[str]:
+    """The crawl of the generated web, as a command to start (and kill) as a subprocess."""
+    return [sys.executable, "-m", "crawler.cli", "crawl", *_inputs(tmp, web.url), "--out", str(out), *SETTINGS, *args]
+
+
 def _snapshot(out: Path) -> dict[str, Any]:
     names = ("feeds", "items", "element_usage", "fetch_log", "links")
     t = {name: read_table(out, name).to_pylist() if (out / name).exists() else [] for name in names}
@@ -123,18 +128,7 @@ def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
     web: Any, reference: dict[str, Any], tmp_path: Path
 ) -> None:
     out, state = tmp_path / "out", tmp_path / "state"
-    cmd = [
-        sys.executable,
-        "-m",
-        "crawler.cli",
-        "crawl",
-        *_inputs(tmp_path, web.url),
-        "--out",
-        str(out),
-        "--resume",
-        str(state),
-        *SETTINGS,
-    ]
+    cmd = _crawl_command(tmp_path, web, out, "--resume", str(state))
     web.reset_hits()
     with open(tmp_path / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
@@ -184,22 +178,8 @@ def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
 
 def test_sigint_stops_gracefully_and_flushes(web: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    cmd = [
-        sys.executable,
-        "-m",
-        "crawler.cli",
-        "crawl",
-        *_inputs(tmp_path, web.url),
-        "--out",
-        str(out),
-        "--job-id",
-        "int",
-        *SETTINGS,
-        "-s",
-        "FEEDCENSUS_FLUSH_SECONDS=3600",
-        "-s",
-        "FEEDCENSUS_BATCH_ROWS=100000",
-    ]
+    huge_batches = ["-s", "FEEDCENSUS_FLUSH_SECONDS=3600", "-s", "FEEDCENSUS_BATCH_ROWS=100000"]
+    cmd = _crawl_command(tmp_path, web, out, "--job-id", "int", *huge_batches)
     web.reset_hits()
     with open(tmp_path / "stderr.txt", "wb") as fh:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=fh)
