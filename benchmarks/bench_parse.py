@@ -4,7 +4,7 @@ One process, all 198 feeds of ``shared/corpus/benchmark_feeds`` held in memory, 
 contender, median throughput in MB/s (10^6 bytes per second). "Ours" is the full per-feed path the
 crawl runs: ``pipelines.feed.process_document`` (parse, tally, profile checks, table rows) and then
 one Arrow record batch per table built from a round's rows with the declared schemas, as
-``pipelines.dataset.DatasetWriter`` does before writing Parquet. A cProfile of one round of ours
+``pipelines.dataset.store.DatasetWriter`` does before writing Parquet. A cProfile of one round of ours
 shows where the time goes.
 
     python benchmarks/bench_parse.py [--rounds 5] [--feedparser-rounds 1]
@@ -60,8 +60,8 @@ def load_feeds() -> list[tuple[str, bytes]]:
 def make_ours(feeds: list[tuple[str, bytes]]) -> tuple[Callable[[], int], Callable[[], dict[str, int]]]:
     import pyarrow as pa
 
-    from crawler.items import FeedDocument
     from pipelines.feed import process_document
+    from schemas.items import FeedDocument
     from schemas.tables import TABLES, arrow_schema
 
     schemas = {t: arrow_schema(t) for t in TABLES}

@@ -71,7 +71,7 @@ def check_seeds_file(path: str) -> None:
 
 
 def check_local_opml(path: str) -> None:
-    from crawler.opml import parse_opml
+    from crawler.fetch.opml import parse_opml
 
     try:
         body = Path(path).read_bytes()
@@ -151,7 +151,7 @@ def run_crawl(
 
 def resume_args(args: argparse.Namespace) -> None:
     """With --resume: a new folder records this run; an existing one fixes job, output and inputs."""
-    from crawler.resume import ResumeError, read_state, write_state
+    from crawler.extensions.resume import ResumeError, read_state, write_state
     from pipelines.writer import default_job_id
 
     try:
@@ -207,7 +207,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def print_summary(stats: dict[str, Any], settings: Any) -> None:
-    from crawler.progress import summary_lines
+    from crawler.extensions.progress import summary_lines
 
     job = settings.get("FEEDCENSUS_JOB_ID")
     for line in summary_lines(stats, settings.get("FEEDCENSUS_OUT"), job):
@@ -215,7 +215,7 @@ def print_summary(stats: dict[str, Any], settings: Any) -> None:
 
 
 def cmd_survey(args: argparse.Namespace) -> int:
-    from crawler.survey import SurveyError, run
+    from crawler.report.survey import SurveyError, run
     from schemas.tables import SchemaVersionError
 
     try:
@@ -227,7 +227,7 @@ def cmd_survey(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    from pipelines.compact import CompactError, compact_dataset
+    from pipelines.dataset.compact import CompactError, compact_dataset
     from schemas.tables import SchemaVersionError
 
     try:
@@ -239,8 +239,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def lint_document(source: str, body: bytes, url: str, headers: dict[str, str]) -> dict[str, Any]:
-    from pipelines.checks import check_feed
-    from pipelines.feedparse import parse_feed
+    from pipelines.document.checks import check_feed
+    from pipelines.document.feedparse import parse_feed
 
     parsed = parse_feed(body, url, headers)
     findings = []
@@ -322,7 +322,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    from crawler.discovery import LINK_FIELDS, discover
+    from crawler.fetch.discovery import discover
+    from schemas.items import LINK_FIELDS
 
     sources = Sources("discover", args.sources)
     for source, body, url, headers in sources:
@@ -345,7 +346,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from pipelines.checks import RULES
+    from pipelines.document.checks import RULES
 
     for rule in RULES.values():
         if args.json:
@@ -366,7 +367,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from crawler.webserver import demo_seeds, serve_demo
+    from crawler.demo.webserver import demo_seeds, serve_demo
 
     out = args.out
     with serve_demo() as server:
@@ -390,7 +391,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         settings = crawl_settings(ns)
         stats = run_crawl(settings, seeds=[str(seeds_file)])
         print_summary(stats, settings)
-    from crawler.survey import SurveyError, run
+    from crawler.report.survey import SurveyError, run
 
     try:
         print(run(out, job=args.job_id))

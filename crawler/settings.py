@@ -39,7 +39,7 @@ DNS_TIMEOUT = 15
 # Scrapy default: 20. Long redirect chains are a trap; 10 hops is plenty for real sites.
 REDIRECT_MAX_TIMES = 10
 # Scrapy default: 2. Kept explicit: one try plus two retries (5xx, 408, 429, resets, timeouts).
-# Retries wait first (crawler.retry.BackoffRetryMiddleware): Retry-After, else exponential backoff.
+# Retries wait first (crawler.middlewares.retry.BackoffRetryMiddleware): Retry-After, else exponential backoff.
 RETRY_TIMES = 2
 # Scrapy default: [500, 502, 503, 504, 522, 524, 408, 429]. Kept explicit; other 4xx are recorded at once.
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
@@ -62,19 +62,19 @@ AUTOTHROTTLE_MAX_DELAY = 60.0
 # --- Components --------------------------------------------------------------------
 SPIDER_MIDDLEWARES = {
     # Runs on HTML responses after the spider: finds feed links and requests them.
-    "crawler.middlewares.AutodiscoveryMiddleware": 950,
+    "crawler.middlewares.autodiscovery.AutodiscoveryMiddleware": 950,
 }
 DOWNLOADER_MIDDLEWARES = {
     # Scrapy's RetryMiddleware retries at once; this subclass waits (backoff, Retry-After) first.
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "crawler.retry.BackoffRetryMiddleware": 550,
-    # Scrapy's robots.txt middleware lets requests that wait for robots.txt through (crawler/robots.py).
+    "crawler.middlewares.retry.BackoffRetryMiddleware": 550,
+    # Scrapy's robots.txt middleware lets requests that wait for robots.txt through (crawler/middlewares/robots.py).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawler.robots.RobotsTxtMiddleware": 100,
+    "crawler.middlewares.robots.RobotsTxtMiddleware": 100,
     # Records Scrapy's own robots.txt requests in fetch_log (next to the engine: after retries).
-    "crawler.robotslog.RobotsLogMiddleware": 40,
+    "crawler.middlewares.robotslog.RobotsLogMiddleware": 40,
     # Refuses private/loopback targets found in content, and non-http(s) schemes.
-    "crawler.middlewares.NetworkSafetyMiddleware": 50,
+    "crawler.middlewares.netsafety.NetworkSafetyMiddleware": 50,
 }
 ITEM_PIPELINES = {
     # Feed documents -> parse, tally, checks -> table rows; reflexive discovery.
@@ -91,12 +91,12 @@ EXTENSIONS = {
     # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
     "scrapy.extensions.telnet.TelnetConsole": None,
     # Progress lines / live progress and the end-of-crawl summary.
-    "crawler.progress.Progress": 500,
+    "crawler.extensions.progress.Progress": 500,
     # With --resume: journals every scheduled request so a killed crawl can continue.
-    "crawler.resume.CrawlJournal": 510,
+    "crawler.extensions.resume.CrawlJournal": 510,
 }
 # Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
-DUPEFILTER_CLASS = "crawler.resume.ResumeDupeFilter"
+DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
 
 # --- Engine ---------------------------------------------------------------------------
 # Scrapy default: 100. A response yields a handful of items and requests, and the pipelines are

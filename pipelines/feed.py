@@ -1,8 +1,8 @@
 """The feed pipeline: a fetched feed document becomes rows.
 
-Parse (``pipelines.feedparse``), tally (done in the same pass), check against
-the RSS Best Practices Profile (``pipelines.checks``), then rows for every
-table (``pipelines.rows``). All of that is pure; this class only adds stats.
+Parse (``pipelines.document.feedparse``), tally (done in the same pass), check against
+the RSS Best Practices Profile (``pipelines.document.checks``), then rows for every
+table (``pipelines.document.rows``). All of that is pure; this class only adds stats.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crawler.items import FeedDocument
-from pipelines.checks import check_feed
-from pipelines.feedparse import parse_feed
-from pipelines.rows import TableRows, feed_rows
+from pipelines.document.checks import check_feed
+from pipelines.document.feedparse import parse_feed
+from pipelines.document.rows import TableRows, feed_rows
+from schemas.items import FeedDocument
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

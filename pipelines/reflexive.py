@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from w3lib.url import canonicalize_url
 
-from crawler.items import FetchRecord, PageLinks
-from pipelines.rows import Row, TableRows
+from pipelines.document.rows import Row, TableRows
 from pipelines.writer import dataset_for
+from schemas.items import FetchRecord, PageLinks
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -146,8 +146,8 @@ class ReflexivePipeline:
 
     def open_spider(self) -> None:
         """On a resumed crawl, learn the pages the interrupted run already looked at."""
-        from crawler.resume import resume_state
-        from pipelines.dataset import open_table
+        from crawler.extensions.resume import resume_state
+        from pipelines.dataset.store import open_table
 
         state = resume_state(self.crawler)
         if state is None or not state.done:

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from crawler.items import FetchRecord, PageLinks
-from pipelines.dataset import DatasetWriter
-from pipelines.rows import TableRows, fetch_row, link_rows
+from pipelines.dataset.store import DatasetWriter
+from pipelines.document.rows import TableRows, fetch_row, link_rows
+from schemas.items import FetchRecord, PageLinks
 
 if TYPE_CHECKING:
     from scrapy import Request

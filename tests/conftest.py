@@ -25,7 +25,7 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def demo_server() -> Iterator[object]:
-    from crawler.webserver import serve_demo
+    from crawler.demo.webserver import serve_demo
 
     server = serve_demo()
     try:
@@ -36,7 +36,7 @@ def demo_server() -> Iterator[object]:
 
 def demo_seeds_file(work: Path, server: object) -> Path:
     """A seeds file listing the demo web's seed URLs on ``server``."""
-    from crawler.webserver import demo_seeds
+    from crawler.demo.webserver import demo_seeds
 
     seeds = work / "seeds.txt"
     seeds.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""Tests for pipelines.checks: every rule both ways, on small literal RSS documents.
+"""Tests for pipelines.document.checks: every rule both ways, on small literal RSS documents.
 
 Most documents are built from the profile's own sample channel (the Dallas
 Times-Herald) so that the one "clean" feed passes every rule, and each case
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from pipelines.checks import RULES, Finding, Rule, _analyse_date, _universal_date, check_feed
-from pipelines.feedparse import parse_feed
+from pipelines.document.checks import RULES, Finding, Rule, _analyse_date, _universal_date, check_feed
+from pipelines.document.feedparse import parse_feed
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PROFILE = SHARED / "specs" / "rss-best-practices-profile.txt"

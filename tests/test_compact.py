@@ -19,8 +19,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.compact import CompactResult, compact_dataset
-from pipelines.dataset import RUNNING_MARKER, DatasetWriter, open_table
+from pipelines.dataset.compact import CompactResult, compact_dataset
+from pipelines.dataset.store import RUNNING_MARKER, DatasetWriter, open_table
 from schemas.tables import TABLES, VERSION_KEY, SchemaVersionError, arrow_schema
 from tests.conftest import demo_seeds_file, run_cli
 

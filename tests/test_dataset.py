@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from crawler.webserver import demo_seeds
-from pipelines.dataset import DatasetWriter, list_jobs, open_table
+from crawler.demo.webserver import demo_seeds
+from pipelines.dataset.store import DatasetWriter, list_jobs, open_table
 from schemas.tables import TABLES
 from tests.conftest import run_cli
 

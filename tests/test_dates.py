@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.dates import DATE_FORMS, _parse, _parse_general, parse_date
+from pipelines.document.dates import DATE_FORMS, _parse, _parse_general, parse_date
 
 OCT4 = datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
 

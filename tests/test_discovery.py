@@ -1,4 +1,4 @@
-"""Feed autodiscovery (crawler.discovery) against both specs' examples, real-world markup and hostile input.
+"""Feed autodiscovery (crawler.fetch.discovery) against both specs' examples, real-world markup and hostile input.
 
 Spec examples come from /work/shared/specs: rss-autodiscovery.txt (RSS Board
 1.0) and atom-autodiscovery-draft.txt (draft-ietf-atompub-autodiscovery-01,
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.discovery import MAX_HREF_LENGTH, RULES, FeedLink, _scan, decode_html, discover
+from crawler.fetch.discovery import MAX_HREF_LENGTH, RULES, FeedLink, _scan, decode_html, discover
 
 DATA = Path(__file__).resolve().parent / "data" / "discovery"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -1,6 +1,6 @@
 """End to end: the real spider crawls the demo web on 127.0.0.1; the Parquet is read back.
 
-The ground truth is crawler/demo_web/EXPECTED.json (written from the fixture
+The ground truth is crawler/demo/web/EXPECTED.json (written from the fixture
 files, not from our parser). One crawl per module; each test checks a table.
 """
 
@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import duckdb
 import pytest
 
-from crawler.webserver import demo_root
+from crawler.demo.webserver import demo_root
 from tests.conftest import crawl_demo, read_table, run_cli
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from crawler.webserver import Route, Web, WebServer
+from crawler.demo.webserver import Route, Web, WebServer
 from tests.conftest import read_table, run_cli
 from tests.test_discovery import LINK_HTML_7_3
 

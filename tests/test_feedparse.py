@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.feedparse import ParsedFeed, parse_feed, sniff
+from pipelines.document.feedparse import ParsedFeed, parse_feed, sniff
 
 
 def usage_of(feed: ParsedFeed, scope: str) -> dict[str, tuple[int, int | None, bool]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crawler.guess import COMMON_PATHS, guess_feed_urls
-from crawler.webserver import Route, Web, WebServer
+from crawler.demo.webserver import Route, Web, WebServer
+from crawler.fetch.guess import COMMON_PATHS, guess_feed_urls
 from tests.conftest import read_table, run_cli
 
 

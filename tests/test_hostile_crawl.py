@@ -1,6 +1,6 @@
 """A hostile web, crawled for real: every bad input ends in one clear fetch_log row.
 
-One loopback web (``crawler.webserver``) holds the XML attacks, the odd content
+One loopback web (``crawler.demo.webserver``) holds the XML attacks, the odd content
 and the HTTP failures; a small raw server defined here does what that server
 cannot: stream 1 GiB, send compression bombs with any Content-Encoding, keep a
 connection open forever, reset a connection. One crawl with every URL as an
@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 import pytest
 from w3lib.url import safe_url_string
 
-from crawler.progress import OK_OUTCOMES
-from crawler.webserver import Route, Web, WebServer
+from crawler.demo.webserver import Route, Web, WebServer
+from crawler.extensions.progress import OK_OUTCOMES
 from tests.conftest import read_table, run_cli
 
 TIMEOUT = 2
@@ -52,7 +52,7 @@ def feed_route(text: str | bytes, ctype: str = "application/rss+xml", **kw: Any)
     return Route(body=body, headers={"Content-Type": ctype}, **kw)
 
 
-# --- the raw server: what crawler.webserver cannot do ------------------------------------------------
+# --- the raw server: what crawler.demo.webserver cannot do ------------------------------------------------
 
 
 def _bomb(kind: str, size: int = 64 * 1024 * 1024) -> bytes:

@@ -1,4 +1,4 @@
-"""crawler.netsafety: which URLs found in content the crawl refuses, decided without I/O."""
+"""crawler.fetch.netsafety: which URLs found in content the crawl refuses, decided without I/O."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scrapy.exceptions import (
     ResponseDataLossError,
 )
 
-from crawler.netsafety import (
+from crawler.fetch.netsafety import (
     Refusal,
     address_reason,
     addresses_reason,

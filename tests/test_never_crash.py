@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from crawler.discovery import decode_html, discover
-from crawler.netsafety import check_request_url, host_address, private_reason
-from crawler.opml import OpmlDocument, parse_opml
+from crawler.demo.webserver import demo_site_root
+from crawler.fetch.discovery import decode_html, discover
+from crawler.fetch.netsafety import check_request_url, host_address, private_reason
+from crawler.fetch.opml import OpmlDocument, parse_opml
+from crawler.fetch.seeds import read_seeds
 from crawler.outcomes import FAILURE_OUTCOMES, classify_exception
-from crawler.seeds import read_seeds
-from crawler.webserver import demo_site_root
-from pipelines.feedparse import ParsedFeed, parse_feed, sniff
+from pipelines.document.feedparse import ParsedFeed, parse_feed, sniff
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 

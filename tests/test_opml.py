@@ -1,4 +1,4 @@
-"""Tests for crawler.opml.parse_opml: literal documents, hostile input and the real OPML corpus."""
+"""Tests for crawler.fetch.opml.parse_opml: literal documents, hostile input and the real OPML corpus."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.opml import OpmlDocument, Outline, parse_opml
+from crawler.fetch.opml import OpmlDocument, Outline, parse_opml
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "opml"
 PLENARY = CORPUS / "plenaryapp+awesome-rss-feeds"

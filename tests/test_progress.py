@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from crawler.progress import status_line, summary_lines
-from crawler.webserver import Route, Web, WebServer
+from crawler.demo.webserver import Route, Web, WebServer
+from crawler.extensions.progress import status_line, summary_lines
 from tests.conftest import REPO
 
 
@@ -107,5 +107,5 @@ def test_periodic_log_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
         )
     assert proc.returncode == 0
     assert "\x1b[K" not in proc.stderr
-    assert "[crawler.progress] INFO: progress: " in proc.stderr
+    assert "[crawler.extensions.progress] INFO: progress: " in proc.stderr
     assert "summary: pages: 6" in proc.stderr

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from crawler.webserver import Route, Web, WebServer
+from crawler.demo.webserver import Route, Web, WebServer
 from tests.conftest import REPO, read_table, run_cli
 
 SITES = 30

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from crawler.retry import retry_delay
+from crawler.middlewares.retry import retry_delay
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 

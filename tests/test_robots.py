@@ -1,14 +1,14 @@
 """robots.txt is obeyed by every request, also by those that wait while robots.txt downloads.
 
 Scrapy 2.19's own middleware hands the parser to the first waiting request
-only; the others see "no robots.txt" and go ahead (crawler/robots.py).
+only; the others see "no robots.txt" and go ahead (crawler/middlewares/robots.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from crawler.webserver import Route, Web, WebServer
+from crawler.demo.webserver import Route, Web, WebServer
 from tests.conftest import read_table, run_cli
 
 RSS = b'<rss version="2.0"><channel><title>t</title><link>http://x/</link><description>d</description></channel></rss>'

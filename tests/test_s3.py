@@ -10,8 +10,8 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pytest
 
-from pipelines.compact import compact_dataset
-from pipelines.dataset import list_jobs, open_table
+from pipelines.dataset.compact import compact_dataset
+from pipelines.dataset.store import list_jobs, open_table
 from schemas.tables import SCHEMA_VERSION, TABLES, VERSION_KEY
 from tests.conftest import demo_seeds_file, read_table, run_cli
 

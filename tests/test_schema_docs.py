@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.dataset import DatasetWriter, open_table
+from pipelines.dataset.store import DatasetWriter, open_table
 from schemas.tables import (
     SCHEMA_VERSION,
     TABLES,

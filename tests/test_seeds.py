@@ -1,4 +1,4 @@
-"""Tests for crawler.seeds: seeds files with comments, junk lines, duplicates and BOMs."""
+"""Tests for crawler.fetch.seeds: seeds files with comments, junk lines, duplicates and BOMs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.seeds import SeedProblem, read_seeds, read_seeds_file
+from crawler.fetch.seeds import SeedProblem, read_seeds, read_seeds_file
 
 SEEDS = """\
 # sites to crawl

@@ -22,10 +22,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from crawler.demo.webserver import Route, Web, WebServer
 from crawler.report.reference import KNOWN_NAMES, PUBLISHED
-from crawler.survey import SurveyError, compute, run
-from crawler.webserver import Route, Web, WebServer
-from pipelines.checks import RULES
+from crawler.report.survey import SurveyError, compute, run
+from pipelines.document.checks import RULES
 from schemas.tables import TABLES, arrow_schema
 from tests.conftest import CORPUS, run_cli
 

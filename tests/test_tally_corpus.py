@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.checks import check_feed
-from pipelines.feedparse import ParsedFeed, parse_feed
+from pipelines.document.checks import check_feed
+from pipelines.document.feedparse import ParsedFeed, parse_feed
 from schemas.namespaces import ATOM03_NS, ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -1,4 +1,4 @@
-"""The loopback test web server (crawler.webserver) and the bundled demo web."""
+"""The loopback test web server (crawler.demo.webserver) and the bundled demo web."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from crawler.webserver import (
+from crawler.demo.webserver import (
     Route,
     Web,
     WebServer,
@@ -185,7 +185,7 @@ def test_demo_expected_feeds_are_reachable_and_fresh() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.render() == (demo_root() / "EXPECTED.json").read_text(encoding="utf-8"), (
-        "EXPECTED.json is stale: run python crawler/demo_web/_make_expected.py"
+        "EXPECTED.json is stale: run python crawler/demo/web/_make_expected.py"
     )
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.xmlrefs import fix_surrogate_refs
+from pipelines.document.xmlrefs import fix_surrogate_refs
 
 
 @pytest.mark.parametrize(

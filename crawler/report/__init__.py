@@ -1,6 +1,6 @@
 """The survey report: published reference figures, the table model, and its renderings.
 
-The DuckDB queries live in :mod:`crawler.survey` (``compute``, ``run``); this
+The DuckDB queries live in :mod:`crawler.report.survey` (``compute``, ``run``); this
 package holds what they are compared with (:mod:`crawler.report.reference`),
 the plain-data model (:mod:`crawler.report.model`) and the Markdown, CSV and
 HTML renderings (:mod:`crawler.report.render`).

@@ -19,13 +19,13 @@ from urllib.parse import urlsplit
 
 from scrapy import Request, Spider
 
-from crawler.items import FeedDocument, FetchRecord
-from crawler.netsafety import DEFAULT_MAX_URL_LENGTH
-from crawler.opml import OpmlDocument, parse_opml
+from crawler.extensions.resume import resume_state
+from crawler.fetch.netsafety import DEFAULT_MAX_URL_LENGTH
+from crawler.fetch.opml import OpmlDocument, parse_opml
+from crawler.fetch.seeds import read_seeds_file
 from crawler.outcomes import classify_failure, one_line
-from crawler.resume import resume_state
-from crawler.seeds import read_seeds_file
-from pipelines.feedparse import sniff
+from pipelines.document.feedparse import sniff
+from schemas.items import FeedDocument, FetchRecord
 
 if TYPE_CHECKING:
     from scrapy.http import Response

@@ -70,22 +70,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from html.entities import html5 as _HTML5_ENTITIES
 
+from schemas.items import LINK_FIELDS, FeedLink
+
 __all__ = ["LINK_FIELDS", "MAX_HREF_LENGTH", "RULES", "FeedLink", "decode_html", "discover"]
 
 #: Longest resolved href still followed (Scrapy's ``URLLENGTH_LIMIT`` default).
-#: The FeedLink fields reported to users: `discover --json` and the `links` table.
-LINK_FIELDS = (
-    "href",
-    "href_raw",
-    "rel",
-    "type",
-    "title",
-    "position",
-    "in_head",
-    "conforms_rss",
-    "conforms_atom",
-    "reasons",
-)
 MAX_HREF_LENGTH = (
     8192  # the crawl's URL limit (FEEDCENSUS_MAX_URL_LENGTH default), so a link is judged as a request would be
 )
@@ -144,24 +133,6 @@ _UNFOLLOWABLE = frozenset(
 )
 
 _FEED_TYPES = {"application/rss+xml": "rss", "application/atom+xml": "atom", "application/rdf+xml": "rdf"}
-
-
-@dataclass(frozen=True, slots=True)
-class FeedLink:
-    """One feed link found on a page, with its verdict against both specs."""
-
-    href: str | None  # absolute URL after RFC 3986 resolution; None if it could not be resolved
-    href_raw: str  # as written (after character-reference decoding), '' if missing
-    rel: str  # as written
-    type: str  # as written
-    title: str | None
-    position: int  # index among the feed links returned for the page, from 0
-    in_head: bool
-    conforms_rss: bool  # meets every MUST of the RSS Board autodiscovery spec
-    conforms_atom: bool  # meets every MUST of the Atom autodiscovery draft
-    reasons: tuple[str, ...]  # ids of failed rules (keys of RULES), in RULES order
-    feed_type: str  # 'rss' | 'atom' | 'rdf'
-    followable: bool
 
 
 # ---------------------------------------------------------------------------

@@ -1086,7 +1086,7 @@ def check_feed(
     character-data rule; ``now`` (default: the current UTC time; naive means
     UTC) is the reference for future item dates. ``notes`` is the ``notes``
     of the ``parse_feed(..., with_notes=True)`` result whose ``root`` this is
-    (a ``pipelines.feedparse.TreeNotes``). Never raises.
+    (a ``pipelines.document.feedparse.TreeNotes``). Never raises.
     """
     del version  # the version rule reads root's attribute directly
     if format != "rss" or root is None:

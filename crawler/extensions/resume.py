@@ -101,7 +101,7 @@ def resume_state(crawler: Crawler) -> ResumeState | None:
     folder = crawler.settings.get("FEEDCENSUS_RESUME_DIR")
     state = None
     if folder:
-        from pipelines.dataset import open_table
+        from pipelines.dataset.store import open_table
         from pipelines.writer import dataset_for
 
         writer = dataset_for(crawler)  # discards an unfinished commit first

@@ -121,8 +121,8 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from pipelines.dates import parse_date
-from pipelines.xmlrefs import fix_surrogate_refs, safe_parser
+from pipelines.document.dates import parse_date
+from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
 
 __all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed", "sniff"]
@@ -485,7 +485,7 @@ def _parse_xml(
             reported = "utf-8"  # libxml2 falls back to UTF-8 for an encoding it cannot decode
     try:
         # Surrogate references (&#55357;&#56832;) would survive recovery as invalid UTF-8 and make
-        # every later text read raise: rewrite them first (pipelines/xmlrefs.py).
+        # every later text read raise: rewrite them first (pipelines/document/xmlrefs.py).
         root = etree.fromstring(fix_surrogate_refs(body), _parser(forced, True))
     except Exception:
         root = None
@@ -832,7 +832,7 @@ def parse_feed(
     """Parse a feed document and tally its elements. Never raises.
 
     ``with_notes=True`` is for a caller that passes ``root`` on to
-    :func:`pipelines.checks.check_feed` and nothing else: the results are the
+    :func:`pipelines.document.checks.check_feed` and nothing else: the results are the
     same, but the document is parsed faster by cutting large CDATA sections
     out first, so the texts of ``root`` hold placeholders, and ``notes``
     (a :class:`TreeNotes`) restores them and keeps what the checks can reuse;

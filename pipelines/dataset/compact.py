@@ -51,7 +51,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset import ROW_GROUP_ROWS, RUNNING_MARKER, list_jobs, resolve_root
+from pipelines.dataset.store import ROW_GROUP_ROWS, RUNNING_MARKER, list_jobs, resolve_root
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
 
 #: Rows per compacted file: eight row groups.

@@ -8,10 +8,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from crawler.discovery import FeedLink
+
+@dataclass(frozen=True, slots=True)
+class FeedLink:
+    """One feed link found on a page, with its verdict against both specs."""
+
+    href: str | None  # absolute URL after RFC 3986 resolution; None if it could not be resolved
+    href_raw: str  # as written (after character-reference decoding), '' if missing
+    rel: str  # as written
+    type: str  # as written
+    title: str | None
+    position: int  # index among the feed links returned for the page, from 0
+    in_head: bool
+    conforms_rss: bool  # meets every MUST of the RSS Board autodiscovery spec
+    conforms_atom: bool  # meets every MUST of the Atom autodiscovery draft
+    reasons: tuple[str, ...]  # ids of failed rules (keys of RULES), in RULES order
+    feed_type: str  # 'rss' | 'atom' | 'rdf'
+    followable: bool
+
+
+#: The FeedLink fields reported to users: `discover --json` and the `links` table.
+LINK_FIELDS = (
+    "href",
+    "href_raw",
+    "rel",
+    "type",
+    "title",
+    "position",
+    "in_head",
+    "conforms_rss",
+    "conforms_atom",
+    "reasons",
+)
 
 
 def utcnow() -> datetime:

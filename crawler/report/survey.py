@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
-from pipelines.dataset import list_jobs, open_table
+from pipelines.dataset.store import list_jobs, open_table
 from schemas.namespaces import PREFIXES
 from schemas.tables import TABLES, arrow_schema
 
@@ -388,7 +388,7 @@ def _undefined(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
 
 
 def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
-    from pipelines.checks import RULES
+    from pipelines.document.checks import RULES
 
     failed = {
         r["rule"]: r
@@ -561,7 +561,7 @@ def _autodiscovery(con: duckdb.DuckDBPyConnection) -> tuple[Table, Table, Table,
            GROUP BY reason ORDER BY links DESC, reason""",
     )
     try:
-        from crawler.discovery import RULES as LINK_RULES
+        from crawler.fetch.discovery import RULES as LINK_RULES
     except ImportError:  # pragma: no cover - discovery is part of the package
         LINK_RULES = {}
     for r in reasons:

@@ -67,7 +67,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from pipelines.xmlrefs import fix_surrogate_refs, safe_parser
+from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 
 __all__ = ["OpmlDocument", "Outline", "parse_opml"]
 

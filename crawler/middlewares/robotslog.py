@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawler.items import FetchRecord
 from crawler.outcomes import classify_failure
-from pipelines.rows import fetch_row
+from pipelines.document.rows import fetch_row
 from pipelines.writer import dataset_for
+from schemas.items import FetchRecord
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -38,7 +38,7 @@ class RobotsLogMiddleware:
         return cls(crawler)
 
     def _record(self, rec: FetchRecord) -> None:
-        from crawler.resume import resume_state
+        from crawler.extensions.resume import resume_state
 
         state = resume_state(self.crawler)
         if state is not None and rec.url in state.done:

@@ -14,7 +14,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from lxml import etree
 
-from crawler.discovery import decode_html
+from crawler.fetch.discovery import decode_html
 
 #: Paths tried on the page's site when it advertises nothing.
 COMMON_PATHS = ("/feed", "/rss.xml", "/atom.xml", "/index.xml", "/feed.xml", "/rss")

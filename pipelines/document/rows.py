@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawler.discovery import LINK_FIELDS
-from crawler.items import FeedDocument, FetchRecord, PageLinks
+from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks
 
 if TYPE_CHECKING:
-    from pipelines.checks import Finding
-    from pipelines.feedparse import ParsedFeed
+    from pipelines.document.checks import Finding
+    from pipelines.document.feedparse import ParsedFeed
 
 Row = dict[str, Any]
 

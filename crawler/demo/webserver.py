@@ -14,7 +14,7 @@ It backs ``feedcensus demo``, the end-to-end tests and the benchmarks. Standard 
   (``127.0.0.1:54321``); the server replaces them in text-like bodies and in all header values
   when serving, since the port is only known then. Rendered bodies are cached per route.
 
-Run ``python -m crawler.webserver`` to serve the bundled demo web until interrupted.
+Run ``python -m crawler.demo.webserver`` to serve the bundled demo web until interrupted.
 """
 
 from __future__ import annotations
@@ -452,12 +452,12 @@ class WebServer:
 
 
 def demo_root() -> Path:
-    """The bundled demo web folder (``crawler/demo_web``): ``site/``, ``seeds.txt``, ``EXPECTED.json``."""
-    return Path(__file__).resolve().parent / "demo_web"
+    """The bundled demo web folder (``crawler/demo/web``): ``site/``, ``seeds.txt``, ``EXPECTED.json``."""
+    return Path(__file__).resolve().parent / "web"
 
 
 def demo_site_root() -> Path:
-    """The folder whose files the demo server serves (``crawler/demo_web/site``)."""
+    """The folder whose files the demo server serves (``crawler/demo/web/site``)."""
     return demo_root() / "site"
 
 

@@ -1,0 +1,1 @@
+"""Scrapy extensions: progress and the resumable-crawl journal."""

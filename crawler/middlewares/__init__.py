@@ -1,0 +1,1 @@
+"""Scrapy downloader and spider middlewares, one per module."""

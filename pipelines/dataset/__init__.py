@@ -1,0 +1,1 @@
+"""The Parquet dataset: crash-safe commits, reading runs back, compaction. No Scrapy."""

@@ -1,0 +1,1 @@
+"""The pure document code: sniff, parse, tally, profile checks, rows. No Scrapy."""

@@ -1,0 +1,99 @@
+"""The names that appear in the data: one place for each vocabulary.
+
+Every value a column of the datasets can take from a fixed list is defined
+here once, as a ``StrEnum`` (so a member *is* its string: it can be written to
+Parquet, compared with a literal, or used as a dict key without conversion).
+The docs test checks that ``docs/datasets.md`` names every member.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """``fetch_log.outcome``: what happened to one URL given to or requested by the crawl."""
+
+    # successes: the response was recognised by its content
+    FEED = "feed"
+    PAGE = "page"
+    OPML = "opml"
+    ROBOTS = "robots"  # a robots.txt fetch made on the crawl's behalf
+    # a response that is none of the above
+    NOT_FEED = "not_feed"
+    # failures (see crawler/outcomes.py for what each is raised as)
+    HTTP_ERROR = "http_error"
+    NETWORK_ERROR = "network_error"
+    TIMEOUT = "timeout"
+    TOO_LARGE = "too_large"
+    REDIRECT_LOOP = "redirect_loop"
+    REFUSED = "refused"
+    ROBOTS_DENIED = "robots_denied"
+    UNSUPPORTED_SCHEME = "unsupported_scheme"
+    INVALID_URL = "invalid_url"
+    # bookkeeping: not fetched
+    DUPLICATE = "duplicate"
+    INPUT_ERROR = "input_error"
+
+
+#: The outcomes ``crawler.outcomes.classify_exception`` can return for a failed request.
+FAILURE_OUTCOMES: tuple[Outcome, ...] = (
+    Outcome.HTTP_ERROR,
+    Outcome.TOO_LARGE,
+    Outcome.TIMEOUT,
+    Outcome.REDIRECT_LOOP,
+    Outcome.ROBOTS_DENIED,
+    Outcome.REFUSED,
+    Outcome.UNSUPPORTED_SCHEME,
+    Outcome.INVALID_URL,
+    Outcome.NETWORK_ERROR,
+)
+
+
+class Via(StrEnum):
+    """``discovered_via``: how the crawl came to request a URL."""
+
+    URL = "url"  # --url
+    SEED = "seed"  # a line of a seeds file
+    OPML = "opml"  # an OPML outline's xmlUrl (or an --opml list itself)
+    OPML_PAGE = "opml-page"  # an OPML outline's htmlUrl
+    INCLUDE = "include"  # an OPML include outline
+    AUTODISCOVERY = "autodiscovery"
+    GUESS = "guess"
+    REFLEXIVE = "reflexive"  # a feed's channel <link> page
+    ROBOTS = "robots"
+
+
+class FeedFormat(StrEnum):
+    """``feeds.format``: the family of a feed document."""
+
+    RSS = "rss"
+    ATOM = "atom"
+    RDF = "rdf"
+
+
+class DateForm(StrEnum):
+    """``items.date_form``: which of six forms an item's date took (``pipelines.document.dates``)."""
+
+    RFC822_UNIVERSAL = "rfc822-universal"
+    RFC822_OTHER_ZONE = "rfc822-other-zone"
+    RFC822_2DIGIT_YEAR = "rfc822-2digit-year"
+    ISO8601 = "iso8601"
+    OTHER_PARSED = "other-parsed"
+    UNPARSED = "unparsed"
+
+
+class FeedMediaType(StrEnum):
+    """The feed media types the Universal Subscription Mechanism and autodiscovery name."""
+
+    RSS = "application/rss+xml"
+    ATOM = "application/atom+xml"
+    RDF = "application/rdf+xml"
+
+
+#: Which feed family each autodiscovery media type announces.
+MEDIA_TYPE_FORMAT: dict[FeedMediaType, FeedFormat] = {
+    FeedMediaType.RSS: FeedFormat.RSS,
+    FeedMediaType.ATOM: FeedFormat.ATOM,
+    FeedMediaType.RDF: FeedFormat.RDF,
+}
