@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 EXIT_USAGE = 2
+#: The crawl ran but its data could not all be written (what was committed before stays readable).
+EXIT_DATASET = 3
 #: The most ``lint`` and ``discover`` read of one document.
 FETCH_LIMIT = 32 * 1024 * 1024
 
@@ -145,6 +147,10 @@ def run_crawl(
     process.start()
     if failures:
         exc = failures[0].value
+        from pipelines.writer import DatasetError
+
+        if isinstance(exc, DatasetError):
+            raise fail(str(exc))
         raise fail(f"the crawl could not run: {type(exc).__name__}: {exc}")
     return crawler.stats.get_stats() if crawler.stats else {}
 
@@ -203,6 +209,11 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     settings = crawl_settings(args)
     stats = run_crawl(settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
     print_summary(stats, settings)
+    error = stats.get("feedcensus/dataset_error")
+    if error:
+        lost = stats.get("feedcensus/rows_lost", 0)
+        print(f"feedcensus crawl: {error}; {lost} rows were not written", file=sys.stderr)
+        return EXIT_DATASET
     return 0
 
 

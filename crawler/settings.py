@@ -90,6 +90,9 @@ REMOTE_CONTROL_ENABLED = False
 EXTENSIONS = {
     # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
     "scrapy.extensions.telnet.TelnetConsole": None,
+    # The run's dataset: the one writer every row goes through, commits on a background thread,
+    # and the resume state (what an interrupted run of the job already wrote). Built first.
+    "pipelines.writer.Dataset": 100,
     # Progress lines / live progress and the end-of-crawl summary.
     "crawler.extensions.progress.Progress": 500,
     # With --resume: journals every scheduled request so a killed crawl can continue.
@@ -109,8 +112,9 @@ CONCURRENT_ITEMS = 8
 WARN_ON_GENERATOR_RETURN_VALUE = False
 # Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable.
 LOG_LEVEL = "INFO"
-# Scrapy default: 0 (depth-first-ish LIFO). Breadth-first keeps the frontier small and fair across sites.
-DEPTH_PRIORITY = 1
+# DEPTH_PRIORITY stays at Scrapy's default (0): every request already has priority -depth by the
+# census's own depth (crawler/requests.py), breadth-first, which keeps the frontier small and fair.
+# Scrapy defaults: LIFO queues. FIFO makes requests of one priority go in the order they were made.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # Scrapy default: "utf-8"... kept; explicit for the CSV/JSON exports nobody uses here.
@@ -145,3 +149,7 @@ FEEDCENSUS_RETRY_BACKOFF_BASE = 1.0
 FEEDCENSUS_RETRY_AFTER_MAX = 60.0
 # Seconds between progress log lines when not on a terminal.
 FEEDCENSUS_PROGRESS_INTERVAL = 30.0
+# When stderr is a terminal, redraw one live progress line (False: periodic log lines only).
+FEEDCENSUS_LIVE_PROGRESS = True
+# Run feed autodiscovery on HTML pages (the AutodiscoveryMiddleware); off, pages are only recorded.
+AUTODISCOVERY_ENABLED = True

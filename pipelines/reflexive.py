@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from w3lib.url import canonicalize_url
 
 from pipelines.document.rows import Row, TableRows
-from pipelines.writer import dataset_for
-from schemas.items import FetchRecord, PageLinks
+from pipelines.writer import Dataset, dataset_of
+from schemas.items import FetchContext, FetchRecord, PageLinks
+from schemas.vocab import FAILURE_OUTCOMES, Expect, Outcome, Via
 
 if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -98,35 +102,31 @@ class ReflexiveTracker:
 
 
 #: fetch_log outcomes after which a page cannot tell us anything.
-_FAILED = frozenset(
-    {
-        "http_error",
-        "network_error",
-        "timeout",
-        "too_large",
-        "refused",
-        "robots_denied",
-        "invalid_url",
-        "unsupported_scheme",
-        "redirect_loop",
-    }
-)
+_FAILED = frozenset(FAILURE_OUTCOMES)
+
+
+@runtime_checkable
+class FollowsLinks(Protocol):
+    """What this pipeline needs of the spider: a request for a URL found in content."""
+
+    def follow(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request: ...
 
 
 class ReflexivePipeline:
     """Holds feeds rows until their channel page has been looked at."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, dataset: Dataset) -> None:
+        self.crawler = crawler
+        self.dataset = dataset
+        self.tracker = ReflexiveTracker()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
         from scrapy.exceptions import NotConfigured
 
         if not crawler.settings.getbool("FEEDCENSUS_REFLEXIVE"):
             raise NotConfigured
-        self.crawler = crawler
-        self.tracker = ReflexiveTracker()
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ReflexivePipeline:
-        return cls(crawler)
+        return cls(crawler, dataset_of(crawler))
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, TableRows):
@@ -136,26 +136,24 @@ class ReflexivePipeline:
             if item.reflexive_page is not None:
                 self._hold(item)
         elif isinstance(item, PageLinks):
-            advertised = [link.href for link in item.links if link.href]
-            self._release(self.tracker.page_seen({item.page_url, item.requested_url}, advertised))
-        elif isinstance(item, FetchRecord) and not item.html and item.outcome != "duplicate":
+            hrefs = [link.href for link in item.links if link.href]
+            self._release(self.tracker.page_seen({item.page_url, item.requested_url}, hrefs))
+        elif isinstance(item, FetchRecord) and not item.html and item.outcome != Outcome.DUPLICATE:
             # A page that failed, or turned out not to be HTML, advertises nothing we can read.
-            advertised = None if item.outcome in _FAILED else []
-            self._release(self.tracker.page_seen({item.url, item.final_url or item.url}, advertised))
+            readable: list[str] | None = None if item.outcome in _FAILED else []
+            self._release(self.tracker.page_seen({item.url, item.final_url or item.url}, readable))
         return item
 
     def open_spider(self) -> None:
         """On a resumed crawl, learn the pages the interrupted run already looked at."""
-        from crawler.extensions.resume import resume_state
         from pipelines.dataset.store import open_table
 
-        state = resume_state(self.crawler)
-        if state is None or not state.done:
+        ds = self.dataset
+        if not ds.done:
             return
-        writer = dataset_for(self.crawler)
-        links = open_table(writer.out, "links", writer.job_id).to_table(columns=["page_url", "href"]).to_pylist()
+        links = open_table(ds.out, "links", ds.job_id).to_table(columns=["page_url", "href"]).to_pylist()
         log = (
-            open_table(writer.out, "fetch_log", writer.job_id)
+            open_table(ds.out, "fetch_log", ds.job_id)
             .to_table(columns=["url", "final_url", "outcome"])
             .to_pylist()
         )
@@ -164,7 +162,7 @@ class ReflexivePipeline:
             if row["href"]:
                 advertised.setdefault(row["page_url"], []).append(row["href"])
         for row in log:
-            if row["outcome"] == "duplicate":
+            if row["outcome"] == Outcome.DUPLICATE:
                 continue
             urls = {row["url"], row["final_url"] or row["url"]}
             if row["outcome"] in _FAILED:
@@ -186,15 +184,13 @@ class ReflexivePipeline:
             self._request_page(page, feed_url)
 
     def _request_page(self, page: str, feed_url: str) -> None:
-        from scrapy import Request
-
         spider = self.crawler.spider
-        meta = {"fc": {"via": "reflexive", "source": feed_url, "depth": 1, "kind": "page"}}
-        request = Request(page, meta=meta, errback=getattr(spider, "on_error", None), priority=-1)
-        assert self.crawler.engine is not None
-        self.crawler.engine.crawl(request)
+        engine = self.crawler.engine
+        if not isinstance(spider, FollowsLinks) or engine is None:
+            raise TypeError("the reflexive pipeline needs a spider with follow(url, ctx), such as CensusSpider")
+        ctx = FetchContext(via=Via.REFLEXIVE, source=feed_url, depth=1, kind=Expect.PAGE)
+        engine.crawl(spider.follow(page, ctx))
 
     def _release(self, held: list[Held]) -> None:
-        writer = dataset_for(self.crawler)
         for rows in held:
-            writer.write_many(rows)
+            self.dataset.write_many(rows)

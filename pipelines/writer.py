@@ -1,30 +1,65 @@
-"""The Parquet pipeline: every item becomes rows in the run's dataset.
+"""The run's dataset, one way in: the ``Dataset`` extension and the Parquet pipeline.
 
-One ``DatasetWriter`` serves a whole crawl (``dataset_for(crawler)``): the
-pipeline writes through it, and so do components that produce rows outside
-the item flow (held reflexive rows, requests the scheduler dropped). It is
-closed on ``spider_closed``, after every pipeline has closed, so nothing a
-pipeline releases at close time is lost.
+``Dataset`` is a Scrapy extension (built by ``from_crawler``, like Scrapy's
+``FeedExporter``) that holds the run's one :class:`DatasetWriter`. Every other
+component finds it with ``crawler.get_extension(Dataset)``: the Parquet
+pipeline writes the items, the reflexive pipeline the rows it held, the
+robots.txt log middleware the robots rows, and the pipeline's
+``request_dropped`` handler the duplicates. Nothing else writes Parquet.
+
+It owns the resume state too. On a resumed crawl it first discards the files
+of an unfinished commit, then reads which URLs the job already committed
+(:attr:`Dataset.done`); the duplicate filter, the spider and the robots log
+ask it instead of keeping registries of their own.
+
+Commits (Parquet encoding, renames, an S3 upload) run on one background
+thread, never on the reactor thread. Rows are taken from the buffers on the
+reactor thread, which is cheap, so a feed's rows still share one commit and
+commits are written in the order taken. At most ``MAX_QUEUED_COMMITS`` wait
+for the thread; past that the pipeline's ``process_item`` waits, so a slow
+object store slows the crawl down instead of filling memory. A commit that
+fails is tried again (``COMMIT_TRIES`` in all); if it still fails the crawl
+stops with the reason ``dataset_error`` and the error in the stats, and what
+was committed before stays readable.
+
+Hooks keep the resume journal ahead of the data: ``on_take`` runs on the
+reactor thread when a batch is taken (the journal flushes its buffer),
+``before_commit`` on the writer thread before the batch's files are written
+(the journal fsyncs). So every committed page's discoveries are journaled.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
-from pipelines.dataset.store import DatasetWriter
+from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet import defer, threads
+from twisted.python.threadpool import ThreadPool
+
+from pipelines.dataset.store import Batch, DatasetWriter, committed_urls
 from pipelines.document.rows import TableRows, fetch_row, link_rows
-from schemas.items import FetchRecord, PageLinks
+from schemas.items import FetchRecord, PageLinks, context_from_meta
+from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
-_WRITERS: WeakKeyDictionary[Crawler, DatasetWriter] = WeakKeyDictionary()
+#: Commits taken but not yet written before producers wait.
+MAX_QUEUED_COMMITS = 2
+#: Attempts per commit before the crawl stops (waits of 1 s, 2 s between them).
+COMMIT_TRIES = 3
+#: The finish reason of a crawl stopped because its data could not be written.
+DATASET_ERROR = "dataset_error"
 
 
 def default_job_id(now: datetime | None = None) -> str:
@@ -32,58 +67,226 @@ def default_job_id(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
 
 
-def dataset_for(crawler: Crawler) -> DatasetWriter:
-    """The crawl's one dataset writer, created on first use and closed with the spider."""
-    writer = _WRITERS.get(crawler)
-    if writer is None:
-        from scrapy import signals
+class DatasetError(Exception):
+    """The dataset cannot be written."""
 
+
+class Dataset:
+    """The crawl's dataset writer and resume state; commits on a background thread."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        writer: DatasetWriter,
+        *,
+        resume: bool,
+    ) -> None:
+        self.crawler = crawler
+        self.writer = writer
+        self.resume = resume
+        #: URLs the job committed before this run (requested and final URLs); empty unless resuming.
+        self.done: set[str] = committed_urls(writer.out, writer.job_id) if resume else set()
+        if self.done:
+            logger.info("resume: %d URLs already written in job %s", len(self.done), writer.job_id)
+        #: Run on the reactor thread when a batch is taken; then on the writer thread before it is written.
+        self.on_take: list[Callable[[], None]] = []
+        self.before_commit: list[Callable[[], None]] = []
+        #: The error that stopped the dataset, one line; None while commits succeed.
+        self.error: str | None = None
+        #: Rows taken for commits that could not be written.
+        self.rows_lost = 0
+        self._done_fingerprints: set[bytes] | None = None
+        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="feedcensus-dataset")
+        self._queued: list[defer.Deferred[None]] = []
+        self._tail: defer.Deferred[None] = defer.succeed(None)
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        writer = DatasetWriter(
-            settings.get("FEEDCENSUS_OUT"),
-            settings.get("FEEDCENSUS_JOB_ID") or default_job_id(),
-            batch_rows=settings.getint("FEEDCENSUS_BATCH_ROWS"),
-            flush_seconds=settings.getfloat("FEEDCENSUS_FLUSH_SECONDS"),
-            resume=bool(settings.get("FEEDCENSUS_RESUME_DIR")),
-        )
-        _WRITERS[crawler] = writer
+        resume = bool(settings.get("FEEDCENSUS_RESUME_DIR"))
+        try:
+            writer = DatasetWriter(
+                settings.get("FEEDCENSUS_OUT"),
+                settings.get("FEEDCENSUS_JOB_ID") or default_job_id(),
+                batch_rows=settings.getint("FEEDCENSUS_BATCH_ROWS"),
+                flush_seconds=settings.getfloat("FEEDCENSUS_FLUSH_SECONDS"),
+                resume=resume,  # discards an unfinished commit first
+                auto_commit=False,
+            )
+            writer.check_writable()
+        except OSError as exc:
+            raise DatasetError(f"cannot write to {settings.get('FEEDCENSUS_OUT')}: {exc}") from None
+        return cls(crawler, writer, resume=resume)
 
-        def close(**_: Any) -> None:
-            writer.close()
-            crawler.stats.set_value("feedcensus/files_written", writer.files_written)
-            for table, n in writer.rows_written.items():
-                crawler.stats.set_value(f"feedcensus/rows/{table}", n)
+    # --- what the other components use --------------------------------------------
 
-        crawler.signals.connect(close, signal=signals.spider_closed, weak=False)
-    return writer
+    @property
+    def out(self) -> str:
+        return self.writer.out
+
+    @property
+    def job_id(self) -> str:
+        return self.writer.job_id
+
+    def is_done(self, url: str) -> bool:
+        """Whether an interrupted run of this job already committed ``url``'s row."""
+        return url in self.done
+
+    def is_done_request(self, request: Request) -> bool:
+        """Whether a request is for a URL already committed (compared as Scrapy's duplicate filter does)."""
+        if not self.done:
+            return False
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        if self._done_fingerprints is None:
+            from scrapy import Request
+
+            self._done_fingerprints = {fingerprint(Request(u)) for u in self.done}
+        return fingerprint(request) in self._done_fingerprints
+
+    def write(self, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Buffer rows of one table (committed with the next batch)."""
+        self.writer.write(table, rows)
+
+    def write_many(self, tables: Mapping[str, Iterable[Mapping[str, Any]]]) -> None:
+        """Buffer rows of several tables; they land in the same commit."""
+        self.writer.write_many(tables)
+
+    def record(self, rec: FetchRecord) -> None:
+        """One fetch_log row, counted in the stats under its outcome."""
+        self.crawler.stats.inc_value(f"feedcensus/outcome/{rec.outcome}")
+        self.writer.write("fetch_log", [fetch_row(rec)])
+
+    async def commit_if_due(self) -> None:
+        """Start a commit when one is due; wait while too many are queued (back-pressure)."""
+        if self.writer.due():
+            self._start_commit()
+        while len(self._queued) > MAX_QUEUED_COMMITS:
+            await maybe_deferred_to_future(self._queued[0])
+
+    # --- commits on the writer thread ------------------------------------------------
+
+    def _start_commit(self) -> None:
+        for hook in self.on_take:
+            hook()
+        batch = self.writer.take()
+        if batch is None:
+            return
+        if self.error is not None:
+            self.rows_lost += _row_count(batch)
+            return
+        d: defer.Deferred[None] = defer.Deferred()
+        self._queued.append(d)
+        # Chained on the previous commit: one at a time, in the order taken.
+        self._tail.addBoth(lambda _: self._run_on_pool(batch, d))
+        self._tail = d
+
+    def _run_on_pool(self, batch: Batch, done: defer.Deferred[None]) -> defer.Deferred[None]:
+        from twisted.internet import reactor
+
+        result = threads.deferToThreadPool(reactor, self._pool, self._commit_with_retries, batch)
+        result.addCallbacks(lambda _: self._committed(done), lambda f: self._failed(f.value, done, batch))
+        return result
+
+    def _commit_with_retries(self, batch: Batch) -> None:
+        for attempt in range(1, COMMIT_TRIES + 1):
+            try:
+                for hook in self.before_commit:
+                    hook()
+                self.writer.commit(batch)
+                return
+            except OSError as exc:
+                if attempt == COMMIT_TRIES:
+                    raise
+                logger.warning("dataset: commit %d failed (%s), trying again", batch.seq, exc)
+                time.sleep(2 ** (attempt - 1))
+
+    def _committed(self, done: defer.Deferred[None]) -> None:
+        self._queued.remove(done)
+        done.callback(None)
+
+    def _failed(self, exc: BaseException, done: defer.Deferred[None] | None, batch: Batch | None) -> None:
+        if done is not None:
+            self._queued.remove(done)
+        if batch is not None:
+            self.rows_lost += _row_count(batch)
+        if self.error is None:
+            self.error = f"cannot write to {self.out}: {type(exc).__name__}: {exc}".replace("\n", " ")
+            logger.error("dataset: %s; stopping the crawl", self.error)
+            stats = self.crawler.stats
+            assert stats is not None
+            stats.set_value("feedcensus/dataset_error", self.error)
+            engine = self.crawler.engine
+            if engine is not None and engine.running:
+                deferred_from_coro(engine.close_spider_async(reason=DATASET_ERROR))
+        if done is not None:
+            done.callback(None)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def _spider_opened(self) -> None:
+        self._pool.start()
+        logger.info("Writing datasets to %s (job_id=%s)", self.out, self.job_id)
+
+    async def _spider_closed(self) -> None:
+        """After every pipeline has closed (so rows they release at close are in): the last commit."""
+        self._start_commit()
+        await maybe_deferred_to_future(self._tail)
+        if self.error is None:
+            try:
+                await maybe_deferred_to_future(threads.deferToThreadPool(_reactor(), self._pool, self.writer.finish))
+            except OSError as exc:
+                self._failed(exc, None, None)
+        self._pool.stop()
+        stats = self.crawler.stats
+        assert stats is not None
+        stats.set_value("feedcensus/files_written", self.writer.files_written)
+        for table, n in self.writer.rows_written.items():
+            stats.set_value(f"feedcensus/rows/{table}", n)
+        if self.error is not None:
+            stats.set_value("feedcensus/rows_lost", self.rows_lost + self.writer.pending)
+
+
+def _row_count(batch: Batch) -> int:
+    return sum(len(rows) for rows in batch.tables.values())
+
+
+def _reactor() -> Any:
+    from twisted.internet import reactor
+
+    return reactor
+
+
+def dataset_of(crawler: Crawler) -> Dataset:
+    """The crawl's :class:`Dataset` extension (it must be enabled in ``EXTENSIONS``)."""
+    dataset = crawler.get_extension(Dataset)
+    if dataset is None:
+        raise RuntimeError("the pipelines.writer.Dataset extension is not enabled")
+    return dataset
 
 
 class ParquetPipeline:
     """Writes TableRows, PageLinks and FetchRecord items; records dropped requests."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        from scrapy import signals
-
+    def __init__(self, crawler: Crawler, dataset: Dataset) -> None:
         self.crawler = crawler
-        self.dataset = dataset_for(crawler)
+        self.dataset = dataset
         crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ParquetPipeline:
-        return cls(crawler)
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler, dataset_of(crawler))
 
-    def open_spider(self) -> None:
-        logger.info("Writing datasets to %s (job_id=%s)", self.dataset.out, self.dataset.job_id)
-
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         ds = self.dataset
         if isinstance(item, TableRows):
             ds.write_many(item.rows)
         elif isinstance(item, PageLinks):
             ds.write("links", link_rows(item))
         elif isinstance(item, FetchRecord):
-            ds.write("fetch_log", [fetch_row(item)])
-        ds.flush_due()
+            ds.record(item)
+        await ds.commit_if_due()
         return item
 
     def request_dropped(self, request: Request) -> None:
@@ -91,34 +294,29 @@ class ParquetPipeline:
 
         When a redirect leads to a URL already requested, the row is for the URL first
         requested: a redirect loop when the chain came back on itself, else a duplicate.
+        A resumed crawl skipping what the interrupted run already wrote adds no row.
         """
-        if request.meta.get("fc_done"):
-            return  # a resumed crawl skipping what the interrupted run already wrote
-        ctx = request.meta.get("fc", {})
+        if self.dataset.is_done_request(request):
+            return
         redirects = request.meta.get("redirect_urls") or []
         if redirects:
             url = redirects[0]
             chain = " -> ".join([*redirects, request.url])
             if request.url in redirects:
-                outcome, error = "redirect_loop", f"redirect loop: {chain}"
+                outcome, error = Outcome.REDIRECT_LOOP, f"redirect loop: {chain}"
             else:
-                outcome, error = "duplicate", f"redirects to a URL already requested: {chain}"
+                outcome, error = Outcome.DUPLICATE, f"redirects to a URL already requested: {chain}"
         else:
-            outcome, url, error = "duplicate", request.url, "already requested in this crawl"
-        self.crawler.stats.inc_value(f"feedcensus/outcome/{outcome}")
-        self.dataset.write(
-            "fetch_log",
-            [
-                fetch_row(
-                    FetchRecord(
-                        url=url,
-                        final_url=request.url,
-                        outcome=outcome,
-                        error=error[:500],
-                        source=ctx.get("source"),
-                        discovered_via=ctx.get("via"),
-                        depth=ctx.get("depth"),
-                    )
-                )
-            ],
+            outcome, url, error = Outcome.DUPLICATE, request.url, "already requested in this crawl"
+        ctx = context_from_meta(request.meta)
+        self.dataset.record(
+            FetchRecord(
+                url=url,
+                final_url=request.url,
+                outcome=outcome,
+                error=error[:500],
+                source=ctx.source if ctx else None,
+                discovered_via=ctx.via if ctx else None,
+                depth=ctx.depth if ctx else None,
+            )
         )

@@ -6,8 +6,12 @@ them imports Scrapy, so the pipelines' logic can be tested on them directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from typing import Any
+
+from schemas.vocab import Expect, Via
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,49 @@ LINK_FIELDS = (
     "conforms_atom",
     "reasons",
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchContext:
+    """Why the crawl requests a URL: carried by every request (``meta["fc"]``) and kept in the resume journal."""
+
+    via: Via  # how the URL was found: fetch_log.discovered_via
+    source: str | None  # the input, page, list or feed that named it
+    depth: int  # hops from an input (inputs are 0)
+    kind: Expect  # what the crawl expects there
+    include_depth: int = 0  # OPML include nesting (for FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH)
+
+    def child(self, via: Via, source: str | None, kind: Expect, **changes: Any) -> FetchContext:
+        """The context of a URL found in the document fetched with this context: one hop deeper."""
+        return FetchContext(via=via, source=source, depth=self.depth + 1, kind=kind, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Via | Expect) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FetchContext:
+        """From :meth:`to_json` output (a journal line); unknown keys are ignored, missing ones defaulted."""
+        return cls(
+            via=Via(data.get("via") or Via.URL),
+            source=data.get("source"),
+            depth=int(data.get("depth") or 0),
+            kind=Expect(data.get("kind") or Expect.ANY),
+            include_depth=int(data.get("include_depth") or 0),
+        )
+
+
+#: The key of :class:`FetchContext` in a Scrapy request's ``meta``.
+CONTEXT_META_KEY = "fc"
+
+
+def context_from_meta(meta: Mapping[str, Any]) -> FetchContext | None:
+    """The fetch context in a request's ``meta``; None for a request the census did not make (robots.txt)."""
+    ctx = meta.get(CONTEXT_META_KEY)
+    return ctx if isinstance(ctx, FetchContext) else None
+
+
+#: The context of a response whose request carried none (``scrapy parse``, a foreign request).
+DEFAULT_CONTEXT = FetchContext(via=Via.URL, source=None, depth=0, kind=Expect.ANY)
 
 
 def utcnow() -> datetime:
@@ -78,8 +125,13 @@ class FetchRecord:
     content_type: str | None = None
     bytes: int | None = None
     fetched_at: datetime = field(default_factory=utcnow)
-    #: Not a column: the response was an HTML page (autodiscovery ran on it).
+    #: Not a column: the response was an HTML page (autodiscovery runs on it).
     html: bool = False
+
+    @classmethod
+    def for_context(cls, ctx: FetchContext, url: str, outcome: str, **fields: Any) -> FetchRecord:
+        """A record for ``url``, requested with ``ctx``."""
+        return cls(url=url, outcome=outcome, source=ctx.source, discovered_via=ctx.via, depth=ctx.depth, **fields)
 
 
 @dataclass(slots=True)

@@ -34,7 +34,7 @@ class Field:
     nullable: bool
     description: str
 
-    def arrow(self) -> pa.Field:
+    def arrow(self) -> pa.Field[pa.DataType]:
         return pa.field(
             self.name, self.type, nullable=self.nullable, metadata={b"description": self.description.encode()}
         )

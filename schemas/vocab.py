@@ -97,3 +97,12 @@ MEDIA_TYPE_FORMAT: dict[FeedMediaType, FeedFormat] = {
     FeedMediaType.ATOM: FeedFormat.ATOM,
     FeedMediaType.RDF: FeedFormat.RDF,
 }
+
+
+class Expect(StrEnum):
+    """What the crawl expects to find at a URL it requests (the content still decides)."""
+
+    PAGE = "page"  # a seed site or an htmlUrl: autodiscovery runs on it
+    FEED = "feed"  # an xmlUrl or an advertised link: an HTML page there is recorded as not_feed
+    OPML = "opml"  # an --opml URL or an include outline
+    ANY = "any"  # a --url: a feed, a page or a list

@@ -63,7 +63,7 @@ class Progress:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.interval = crawler.settings.getfloat("FEEDCENSUS_PROGRESS_INTERVAL")
-        self.live = sys.stderr.isatty() and crawler.settings.getbool("FEEDCENSUS_LIVE_PROGRESS", True)
+        self.live = sys.stderr.isatty() and crawler.settings.getbool("FEEDCENSUS_LIVE_PROGRESS")
         self.started = time.monotonic()
         self.loop: task.LoopingCall | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
@@ -105,9 +105,9 @@ class Progress:
             sys.stderr.write("\r\x1b[K")
 
     def engine_stopped(self) -> None:
-        from pipelines.writer import dataset_for
+        from pipelines.writer import dataset_of
 
-        ds = dataset_for(self.crawler)
+        ds = dataset_of(self.crawler)
         for line in summary_lines(self.crawler.stats.get_stats(), ds.out, ds.job_id):
             logger.info("summary: %s", line)
         logger.info("summary: %s in %.1f s", self.reason, time.monotonic() - self.started)

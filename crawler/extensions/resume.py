@@ -9,10 +9,11 @@ it. feedcensus keeps its own state in the ``--resume`` folder instead:
   JSON line each, synced to disk before every dataset commit.
 
 The dataset is the record of what is done: a URL with a committed
-``fetch_log`` row is done. On resume the writer first deletes files of an
-unfinished commit; then the inputs and every journal entry are requested
-again, and a duplicate filter seeded with the done URLs drops those already
-written, without a new row. Because the journal is synced before each
+``fetch_log`` row is done. On resume the dataset extension
+(``pipelines.writer.Dataset``) first deletes files of an unfinished commit and
+reads the done URLs; then the inputs and every journal entry are requested
+again, and the duplicate filter drops those the dataset says are written,
+without a new row. Because the journal is synced before each
 commit, every committed page's discoveries are in the journal; because a
 feed's rows share one commit, a feed is either wholly written or fetched
 again. So nothing written is fetched twice, and nothing is missing.
@@ -21,17 +22,18 @@ again. So nothing written is fetched twice, and nothing is missing.
 from __future__ import annotations
 
 import json
-import logging
 import os
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import NotConfigured
+
+from schemas.items import FetchContext, context_from_meta
 
 if TYPE_CHECKING:
     from typing import Self
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-logger = logging.getLogger(__name__)
+    from pipelines.writer import Dataset
 
 STATE_FILE = "state.json"
 JOURNAL_FILE = "journal.jsonl"
@@ -54,9 +56,12 @@ def read_state(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ResumeError(f"cannot read {path}: {exc}") from None
+    if not isinstance(state, dict):
+        raise ResumeError(f"cannot read {path}: not a JSON object")
+    return state
 
 
 def write_state(folder: str | os.PathLike[str], state: dict[str, Any]) -> None:
@@ -66,8 +71,16 @@ def write_state(folder: str | os.PathLike[str], state: dict[str, Any]) -> None:
     tmp.replace(Path(folder, STATE_FILE))
 
 
-def read_journal(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Journal entries; a last line cut short by a kill is skipped."""
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One request the interrupted run scheduled."""
+
+    url: str
+    context: FetchContext
+
+
+def read_journal(path: str | os.PathLike[str]) -> Iterator[JournalEntry]:
+    """Journal entries; a last line cut short by a kill (or any line that is not an entry) is skipped."""
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below, generator
     except FileNotFoundError:
@@ -79,110 +92,102 @@ def read_journal(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             except ValueError:
                 continue
             if isinstance(entry, dict) and isinstance(entry.get("url"), str):
-                yield entry
-
-
-@dataclass
-class ResumeState:
-    folder: Path
-    #: URLs with a committed fetch_log row in this job (requested URL and final URL).
-    done: set[str] = field(default_factory=set)
-    #: The journal as the interrupted run left it (read before this run appends to it).
-    journal: list[dict[str, Any]] = field(default_factory=list)
-
-
-_STATES: WeakKeyDictionary[Crawler, ResumeState | None] = WeakKeyDictionary()
-
-
-def resume_state(crawler: Crawler) -> ResumeState | None:
-    """What is already done in this job, or None when the crawl is not resumable."""
-    if crawler in _STATES:
-        return _STATES[crawler]
-    folder = crawler.settings.get("FEEDCENSUS_RESUME_DIR")
-    state = None
-    if folder:
-        from pipelines.dataset.store import open_table
-        from pipelines.writer import dataset_for
-
-        writer = dataset_for(crawler)  # discards an unfinished commit first
-        state = ResumeState(Path(folder), journal=list(read_journal(Path(folder, JOURNAL_FILE))))
-        try:
-            table = open_table(writer.out, "fetch_log", writer.job_id).to_table(columns=["url", "final_url"])
-        except FileNotFoundError:
-            table = None
-        if table is not None:
-            for col in ("url", "final_url"):
-                state.done.update(u for u in table.column(col).to_pylist() if u)
-        if state.done:
-            logger.info("resume: %d URLs already written in job %s", len(state.done), writer.job_id)
-    _STATES[crawler] = state
-    return state
+                try:
+                    yield JournalEntry(entry["url"], FetchContext.from_json(entry.get("fc") or {}))
+                except (TypeError, ValueError):
+                    continue
 
 
 class ResumeDupeFilter(RFPDupeFilter):
-    """Scrapy's duplicate filter, seeded with the URLs a resumed job already wrote.
+    """Scrapy's duplicate filter that also drops what a resumed job already wrote (without a new row).
 
     It never uses Scrapy's ``JOBDIR`` file: requests seen but not finished
-    before a kill must be allowed again.
+    before a kill must be allowed again. What is written is the dataset's
+    word (``Dataset.is_done_request``), not a list of its own.
     """
 
     def __init__(
-        self, path: str | None = None, debug: bool = False, *, fingerprinter: Any = None, done: set[bytes] | None = None
+        self,
+        path: str | None = None,
+        debug: bool = False,
+        *,
+        fingerprinter: Any = None,
+        dataset: Dataset | None = None,
     ) -> None:
         super().__init__(None, debug, fingerprinter=fingerprinter)
-        self.done = done or set()
+        self.dataset = dataset
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        from scrapy import Request
+        from pipelines.writer import Dataset
 
-        state = resume_state(crawler)
-        fingerprinter = crawler.request_fingerprinter
-        done = {fingerprinter.fingerprint(Request(u)) for u in state.done} if state else set()
-        return cls(None, crawler.settings.getbool("DUPEFILTER_DEBUG"), fingerprinter=fingerprinter, done=done)
+        return cls(
+            None,
+            crawler.settings.getbool("DUPEFILTER_DEBUG"),
+            fingerprinter=crawler.request_fingerprinter,
+            dataset=crawler.get_extension(Dataset),
+        )
 
     def request_seen(self, request: Request) -> bool:
-        if self.done and self._fingerprint(request) in self.done:
-            request.meta["fc_done"] = True  # written by the interrupted run: no new fetch_log row
+        if self.dataset is not None and self.dataset.is_done_request(request):
             return True
         return super().request_seen(request)
 
 
 class CrawlJournal:
-    """Appends every scheduled request to the journal; syncs it before each dataset commit."""
+    """Appends every scheduled request to the journal; syncs it before each dataset commit.
 
-    def __init__(self, crawler: Crawler) -> None:
-        folder = crawler.settings.get("FEEDCENSUS_RESUME_DIR")
-        if not folder:
-            raise NotConfigured
-        Path(folder).mkdir(parents=True, exist_ok=True)
+    :attr:`previous` holds the journal as the interrupted run left it (read
+    before this run appends): the spider requests all of it again.
+    """
+
+    def __init__(self, crawler: Crawler, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
         self.crawler = crawler
-        self.path = Path(folder, JOURNAL_FILE)
+        self.path = folder / JOURNAL_FILE
+        self.previous: list[JournalEntry] = list(read_journal(self.path))
         self.fh = open(self.path, "ab")  # noqa: SIM115 - closed on spider_closed
-        crawler.signals.connect(self.request_scheduled, signal=signals.request_scheduled)
+        self._lock = threading.Lock()
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.request_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        folder = crawler.settings.get("FEEDCENSUS_RESUME_DIR")
+        if not folder:
+            raise NotConfigured
+        return cls(crawler, Path(folder))
 
     def spider_opened(self) -> None:
-        from pipelines.writer import dataset_for
+        """Keep the journal ahead of the data: flushed when the dataset takes a batch, fsynced before it is written."""
+        from pipelines.writer import dataset_of
 
-        dataset_for(self.crawler).before_commit.insert(0, self.sync)
+        dataset = dataset_of(self.crawler)
+        dataset.on_take.insert(0, self.flush)
+        dataset.before_commit.insert(0, self.fsync)
 
     def request_scheduled(self, request: Request) -> None:
         meta = request.meta
-        if "redirect_urls" in meta or "retry_times" in meta or "fc" not in meta:
+        ctx = context_from_meta(meta)
+        if ctx is None or "redirect_urls" in meta or "retry_times" in meta:
             return  # redirects and retries are redone by requesting the original again
-        self.fh.write(json.dumps({"url": request.url, "fc": meta["fc"]}, separators=(",", ":")).encode() + b"\n")
+        line = json.dumps({"url": request.url, "fc": ctx.to_json()}, separators=(",", ":"))
+        with self._lock:
+            self.fh.write(line.encode() + b"\n")
 
-    def sync(self) -> None:
-        if not self.fh.closed:
-            self.fh.flush()
-            os.fsync(self.fh.fileno())
+    def flush(self) -> None:
+        with self._lock:
+            if not self.fh.closed:
+                self.fh.flush()
+
+    def fsync(self) -> None:
+        with self._lock:
+            if not self.fh.closed:
+                os.fsync(self.fh.fileno())
 
     def spider_closed(self) -> None:
-        self.sync()
-        self.fh.close()
+        with self._lock:
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            self.fh.close()

@@ -7,16 +7,17 @@ and yields requests for the feeds the page advertises.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
 from crawler.fetch.discovery import discover
 from crawler.fetch.guess import guess_feed_urls
-from schemas.items import PageLinks
+from crawler.requests import context_of, first_url
+from crawler.spiders.census import CensusSpider
+from schemas.items import FeedLink, FetchRecord, PageLinks
+from schemas.vocab import Expect, Via
 
 if TYPE_CHECKING:
     from typing import Self
@@ -24,42 +25,72 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-logger = logging.getLogger(__name__)
-
-
 class AutodiscoveryMiddleware:
-    """Finds advertised feeds on HTML pages and requests them."""
+    """Finds advertised feeds on HTML pages and requests them.
 
-    def __init__(self, crawler: Crawler) -> None:
-        settings = crawler.settings
-        if not settings.getbool("AUTODISCOVERY_ENABLED", True):
-            raise NotConfigured
+    It runs on the responses whose spider output holds a ``FetchRecord``
+    marked ``html``: the spider's word that the response is an HTML page.
+    """
+
+    def __init__(self, crawler: Crawler, *, follow_body: bool, guess: bool) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        self.follow_body = settings.getbool("FEEDCENSUS_FOLLOW_BODY_LINKS")
-        self.guess = settings.getbool("FEEDCENSUS_GUESS")
+        self.follow_body = follow_body
+        self.guess = guess
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        settings = crawler.settings
+        if not settings.getbool("AUTODISCOVERY_ENABLED"):
+            raise NotConfigured
+        return cls(
+            crawler,
+            follow_body=settings.getbool("FEEDCENSUS_FOLLOW_BODY_LINKS"),
+            guess=settings.getbool("FEEDCENSUS_GUESS"),
+        )
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
-        yield from result
-        yield from self._discover(response)
+        html = False
+        for o in result:
+            html = html or _is_html_record(o)
+            yield o
+        if html:
+            yield from self._discover(response)
 
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        html = False
         async for o in result:
+            html = html or _is_html_record(o)
             yield o
-        for o in self._discover(response):
-            yield o
+        if html:
+            for o in self._discover(response):
+                yield o
 
     def _discover(self, response: Response) -> Iterator[Any]:
-        if not response.meta.get("fc_html"):
+        spider = self.crawler.spider
+        if not isinstance(spider, CensusSpider):
             return
-        stats = self.stats
-        ctx = response.meta.get("fc") or {}
-        headers = {"content-type": response.headers.get(b"Content-Type", b"").decode("latin-1")}
+        ctx = context_of(response)
+        headers = {"content-type": (response.headers.get(b"Content-Type") or b"").decode("latin-1")}
         links = discover(response.body, response.url, headers, follow_body=self.follow_body)
+        self._count(links)
+        yield PageLinks(
+            page_url=response.url,
+            requested_url=first_url(response),
+            links=links,
+            followed=[link.followable for link in links],
+        )
+        for link in links:
+            if link.followable and link.href:
+                self.stats.inc_value("autodiscovery/followed")
+                yield spider.follow(link.href, ctx.child(Via.AUTODISCOVERY, response.url, Expect.FEED))
+        if self.guess and not links and ctx.via != Via.GUESS:
+            for url in guess_feed_urls(response.body, response.url, headers):
+                self.stats.inc_value("autodiscovery/guessed")
+                yield spider.follow(url, ctx.child(Via.GUESS, response.url, Expect.FEED), priority_bias=-1)
+
+    def _count(self, links: list[FeedLink]) -> None:
+        stats = self.stats
         stats.inc_value("autodiscovery/pages")
         if links:
             stats.inc_value("autodiscovery/pages_advertising")
@@ -67,23 +98,7 @@ class AutodiscoveryMiddleware:
         for link in links:
             for reason in link.reasons:
                 stats.inc_value(f"autodiscovery/reason_count/{reason}")
-        redirects = response.meta.get("redirect_urls") or []
-        followed = [link.followable for link in links]
-        yield PageLinks(
-            page_url=response.url,
-            requested_url=redirects[0] if redirects else response.url,
-            links=links,
-            followed=followed,
-        )
-        depth = ctx.get("depth", 0) + 1
-        spider = self.crawler.spider
-        for link in links:
-            if link.followable and link.href:
-                stats.inc_value("autodiscovery/followed")
-                meta = {"fc": {"via": "autodiscovery", "source": response.url, "depth": depth, "kind": "feed"}}
-                yield Request(link.href, meta=meta, errback=getattr(spider, "on_error", None), priority=-depth)
-        if self.guess and not links and ctx.get("via") != "guess":
-            for url in guess_feed_urls(response.body, response.url, headers):
-                stats.inc_value("autodiscovery/guessed")
-                meta = {"fc": {"via": "guess", "source": response.url, "depth": depth, "kind": "feed"}}
-                yield Request(url, meta=meta, errback=getattr(spider, "on_error", None), priority=-depth - 1)
+
+
+def _is_html_record(o: object) -> bool:
+    return isinstance(o, FetchRecord) and o.html

@@ -15,6 +15,7 @@ from scrapy.exceptions import CannotResolveHostError
 
 from crawler.fetch.netsafety import DEFAULT_MAX_URL_LENGTH, addresses_reason, check_request_url, needs_resolution
 from crawler.outcomes import RefusedRequest
+from crawler.spiders.census import CensusSpider
 
 if TYPE_CHECKING:
     from typing import Self
@@ -44,7 +45,8 @@ class NetworkSafetyMiddleware:
         return cls(crawler)
 
     async def process_request(self, request: Request) -> None:
-        trusted = getattr(self.crawler.spider, "input_hosts", None) or set()
+        spider = self.crawler.spider
+        trusted = spider.input_hosts if isinstance(spider, CensusSpider) else set()
         refusal = check_request_url(
             request.url, trusted_hosts=trusted, allow_private=self.allow_private, max_length=self.max_length
         )

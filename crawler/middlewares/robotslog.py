@@ -11,53 +11,52 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.outcomes import classify_failure
-from pipelines.document.rows import fetch_row
-from pipelines.writer import dataset_for
+from crawler.requests import first_url, has_context
+from pipelines.writer import Dataset, dataset_of
 from schemas.items import FetchRecord
+from schemas.vocab import Outcome, Via
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
 
 def is_robots_request(request: Request) -> bool:
+    """Scrapy's own robots.txt request: it skips robots checks and carries no census context."""
     return (
         bool(request.meta.get("dont_obey_robotstxt"))
-        and "fc" not in request.meta
+        and not has_context(request)
         and request.url.endswith("/robots.txt")
     )
 
 
 class RobotsLogMiddleware:
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> RobotsLogMiddleware:
-        return cls(crawler)
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(dataset_of(crawler))
 
     def _record(self, rec: FetchRecord) -> None:
-        from crawler.extensions.resume import resume_state
-
-        state = resume_state(self.crawler)
-        if state is not None and rec.url in state.done:
+        if self.dataset.is_done(rec.url):
             return  # a resumed crawl reads robots.txt again (rules are not kept), but it is logged once
-        self.crawler.stats.inc_value(f"feedcensus/outcome/{rec.outcome}")
-        dataset_for(self.crawler).write("fetch_log", [fetch_row(rec)])
+        self.dataset.record(rec)
 
     def process_response(self, request: Request, response: Response) -> Response:
         if is_robots_request(request):
-            redirects = request.meta.get("redirect_urls") or []
             self._record(
                 FetchRecord(
-                    url=redirects[0] if redirects else request.url,
-                    outcome="robots",
+                    url=first_url(request),
+                    outcome=Outcome.ROBOTS,
                     final_url=response.url,
                     status=response.status,
                     source="robots.txt",
-                    discovered_via="robots",
-                    content_type=response.headers.get(b"Content-Type", b"").decode("latin-1") or None,
+                    discovered_via=Via.ROBOTS,
+                    content_type=(response.headers.get(b"Content-Type") or b"").decode("latin-1") or None,
                     bytes=len(response.body),
                 )
             )
@@ -68,16 +67,15 @@ class RobotsLogMiddleware:
             from twisted.python.failure import Failure
 
             outcome, status, error = classify_failure(Failure(exception))
-            redirects = request.meta.get("redirect_urls") or []
             self._record(
                 FetchRecord(
-                    url=redirects[0] if redirects else request.url,
+                    url=first_url(request),
                     outcome=outcome,
                     final_url=request.url,
                     status=status,
                     error=error,
                     source="robots.txt",
-                    discovered_via="robots",
+                    discovered_via=Via.ROBOTS,
                 )
             )
         return None

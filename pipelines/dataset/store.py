@@ -17,7 +17,8 @@ import logging
 import posixpath
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -50,6 +51,14 @@ def _abspath(path: str) -> str:
     return os.path.abspath(path)
 
 
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """The rows of one commit, taken from the buffers: table -> rows."""
+
+    seq: int
+    tables: dict[str, list[dict[str, Any]]]
+
+
 def _atomic_rename_supported(fs: pafs.FileSystem) -> bool:
     return isinstance(fs, pafs.LocalFileSystem)
 
@@ -74,6 +83,7 @@ class DatasetWriter:
         batch_rows: int = 20000,
         flush_seconds: float = 30.0,
         resume: bool = False,
+        auto_commit: bool = True,
     ) -> None:
         self.fs, self.root = resolve_root(out)
         self.out = out
@@ -91,8 +101,10 @@ class DatasetWriter:
         self.commits = 0
         self._running: set[str] = set()
         self.closed = False
-        #: Called before each commit (the crawl journal syncs itself there).
-        self.before_commit: list[Callable[[], None]] = []
+        #: Commit as soon as ``batch_rows`` rows are buffered. A caller that commits on
+        #: another thread (the crawl's dataset extension) turns it off and drives
+        #: :meth:`take` and :meth:`commit` itself.
+        self.auto_commit = auto_commit
         if resume:
             self._seq = self.discard_uncommitted()
 
@@ -113,33 +125,56 @@ class DatasetWriter:
             before = len(buf)
             buf.extend(rows)  # type: ignore[arg-type]
             self._pending += len(buf) - before
-        if self._pending >= self.batch_rows:
+        if self.auto_commit and self._pending >= self.batch_rows:
             self.flush()
 
+    @property
+    def pending(self) -> int:
+        """Rows buffered and not yet taken for a commit."""
+        return self._pending
+
+    def due(self) -> bool:
+        """Whether a commit is due: ``batch_rows`` rows buffered, or the oldest older than ``flush_seconds``."""
+        if not self._pending:
+            return False
+        return self._pending >= self.batch_rows or time.monotonic() - self._since >= self.flush_seconds
+
     def flush_due(self) -> None:
-        """Commit if the oldest buffered row is older than ``flush_seconds``."""
-        if self._pending and time.monotonic() - self._since >= self.flush_seconds:
+        """Commit if one is due (see :meth:`due`)."""
+        if self.due():
             self.flush()
+
+    def take(self) -> Batch | None:
+        """Hand every buffered row over as the next commit's batch (None when nothing is buffered).
+
+        Cheap: call it where rows are produced; :meth:`commit` the batch anywhere
+        else, one batch at a time and in the order taken.
+        """
+        self._since = time.monotonic()
+        if not self._pending:
+            return None
+        rows, self._rows = self._rows, {t: [] for t in TABLES}
+        self._pending = 0
+        self._seq += 1
+        return Batch(self._seq, {t: r for t, r in rows.items() if r})
 
     def flush(self) -> None:
         """Commit every buffered row now."""
-        if not self._pending:
-            self._since = time.monotonic()
-            return
-        rows, self._rows = self._rows, {t: [] for t in TABLES}
-        self._pending = 0
-        self._since = time.monotonic()
-        for hook in self.before_commit:
-            hook()
-        self._commit({t: r for t, r in rows.items() if r})
+        batch = self.take()
+        if batch is not None:
+            self.commit(batch)
 
     def close(self) -> None:
         if not self.closed:
             self.flush()
-            self.closed = True
-            for directory in sorted(self._running):
-                self.fs.delete_file(f"{directory}/{RUNNING_MARKER}")
-            self._running.clear()
+            self.finish()
+
+    def finish(self) -> None:
+        """Remove the run's ``.running`` markers: no more commits follow."""
+        self.closed = True
+        for directory in sorted(self._running):
+            self.fs.delete_file(f"{directory}/{RUNNING_MARKER}")
+        self._running.clear()
 
     def _mark_running(self, directory: str) -> None:
         """Put the ``.running`` marker in a partition folder before the run's first file lands there."""
@@ -148,9 +183,10 @@ class DatasetWriter:
                 sink.write(json.dumps({"job_id": self.job_id, "token": self._token}).encode())
             self._running.add(directory)
 
-    def _commit(self, tables: dict[str, list[dict[str, Any]]]) -> None:
-        self._seq += 1
-        name = f"part-{self._seq:06d}-{self._token}.parquet"
+    def commit(self, batch: Batch) -> None:
+        """Write one batch: its files under temporary names, renamed into place, then its marker."""
+        tables = batch.tables
+        name = f"part-{batch.seq:06d}-{self._token}.parquet"
         atomic = _atomic_rename_supported(self.fs)
         written: list[tuple[str, str, int]] = []
         for table, rows in tables.items():
@@ -159,21 +195,29 @@ class DatasetWriter:
             self._mark_running(directory)
             final = f"{directory}/{name}"
             target = f"{directory}/.{name}.tmp" if atomic else final
-            batch = pa.RecordBatch.from_pylist(rows, schema=self._schemas[table])
+            record_batch = pa.RecordBatch.from_pylist(rows, schema=self._schemas[table])
             with self.fs.open_output_stream(target) as sink:
-                pq.write_table(pa.Table.from_batches([batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+                pq.write_table(pa.Table.from_batches([record_batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
             written.append((target, final, len(rows)))
         for target, final, _ in written:
             if target != final:
                 self.fs.move(target, final)
         self.fs.create_dir(self.commit_dir, recursive=True)
-        marker = {"seq": self._seq, "files": {t: n for t, (_, _, n) in zip(tables, written, strict=True)}}
-        with self.fs.open_output_stream(f"{self.commit_dir}/{self._seq:06d}-{self._token}.json") as sink:
+        marker = {"seq": batch.seq, "files": {t: n for t, (_, _, n) in zip(tables, written, strict=True)}}
+        with self.fs.open_output_stream(f"{self.commit_dir}/{batch.seq:06d}-{self._token}.json") as sink:
             sink.write(json.dumps(marker).encode())
         for table, (_, _, n) in zip(tables, written, strict=True):
             self.rows_written[table] += n
         self.files_written += len(written)
         self.commits += 1
+
+    def check_writable(self) -> None:
+        """Raise ``OSError`` now if the output cannot be written (read-only, missing bucket, no space)."""
+        self.fs.create_dir(self.root, recursive=True)
+        probe = f"{self.root}/.feedcensus-probe-{self._token}"
+        with self.fs.open_output_stream(probe) as sink:
+            sink.write(b"probe")
+        self.fs.delete_file(probe)
 
     def discard_uncommitted(self) -> int:
         """Delete this job's files that no commit marker names; return the highest committed seq."""
@@ -216,6 +260,15 @@ def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
             times = [m.mtime.timestamp() for m in markers if m.mtime is not None]
             started[job] = min(times) if times else (info.mtime.timestamp() if info.mtime else 0.0)
     return sorted(started, key=lambda job: (started[job], job))
+
+
+def committed_urls(out: str, job_id: str) -> set[str]:
+    """Every URL with a committed ``fetch_log`` row in a job (requested and final URLs): what a resume skips."""
+    try:
+        table = open_table(out, "fetch_log", job_id).to_table(columns=["url", "final_url"])
+    except FileNotFoundError:
+        return set()
+    return {u for col in ("url", "final_url") for u in table.column(col).to_pylist() if u}
 
 
 def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:

@@ -1,0 +1,125 @@
+"""Reading what the user asked to crawl: seeds files, OPML lists and URLs, as plain data.
+
+:func:`read_inputs` turns the ``--seeds``, ``--opml`` and ``--url`` values into
+the URLs to request (each with its :class:`FetchContext`), the OPML lists read
+from disk, one ``input_error`` record per input that cannot be used, and the
+hosts the user named (which the network-safety middleware allows even when
+they are private). No Scrapy here: the spider turns the result into requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from crawler.fetch.netsafety import DEFAULT_MAX_URL_LENGTH
+from crawler.fetch.opml import OpmlDocument, parse_opml
+from crawler.fetch.seeds import read_seeds_file
+from schemas.items import FetchContext, FetchRecord
+from schemas.vocab import Expect, Outcome, Via
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def check_url(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> tuple[Outcome, str] | None:
+    """(outcome, reason) when ``url`` cannot be requested, None when it can."""
+    if len(url) > max_length:
+        return Outcome.INVALID_URL, f"URL longer than {max_length} characters"
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        return Outcome.INVALID_URL, one_line(f"not a URL: {exc}")
+    if parts.scheme.lower() not in ("http", "https"):
+        return (
+            Outcome.UNSUPPORTED_SCHEME,
+            f"only http and https are fetched, not {parts.scheme or 'a URL without scheme'}:",
+        )
+    if not parts.hostname:
+        return Outcome.INVALID_URL, "URL has no host"
+    return None
+
+
+def _host(url: str) -> str | None:
+    return urlsplit(url).hostname if check_url(url) is None else None
+
+
+@dataclass(frozen=True, slots=True)
+class LocalOpml:
+    """An OPML list read from disk (not fetched): its path and what it holds."""
+
+    path: str
+    document: OpmlDocument
+
+
+@dataclass(slots=True)
+class Inputs:
+    """Everything the inputs name, in the order given: seeds, then OPML URLs, then ``--url`` values."""
+
+    #: URLs to request, each with the context it was given in.
+    requests: list[tuple[str, FetchContext]] = field(default_factory=list)
+    #: OPML lists read from local files (their outlines are expanded by the spider).
+    local_opml: list[LocalOpml] = field(default_factory=list)
+    #: One ``input_error`` record per input that cannot be used.
+    problems: list[FetchRecord] = field(default_factory=list)
+    #: Hosts named in the inputs, lower-cased.
+    hosts: set[str] = field(default_factory=set)
+
+    @property
+    def count(self) -> int:
+        """How many inputs there were: URLs, local lists and unusable entries."""
+        return len(self.requests) + len(self.local_opml) + len(self.problems)
+
+
+def _input_error(url: str, error: str, source: str, via: Via) -> FetchRecord:
+    return FetchRecord(url=url, outcome=Outcome.INPUT_ERROR, error=error, source=source, discovered_via=via, depth=0)
+
+
+def _read_seeds(path: str, inputs: Inputs) -> None:
+    try:
+        urls, problems = read_seeds_file(path)
+    except OSError as exc:
+        inputs.problems.append(_input_error(path, one_line(f"cannot read seeds file: {exc}"), path, Via.SEED))
+        return
+    ctx = FetchContext(via=Via.SEED, source=path, depth=0, kind=Expect.PAGE)
+    inputs.requests.extend((u, ctx) for u in urls)
+    for p in problems:
+        inputs.problems.append(_input_error(p.text, f"{path}:{p.line}: {p.reason}", path, Via.SEED))
+
+
+def _read_opml(item: str, inputs: Inputs) -> None:
+    if "://" in item and not item.startswith("file://"):
+        inputs.requests.append((item, FetchContext(via=Via.OPML, source="input", depth=0, kind=Expect.OPML)))
+        return
+    path = Path(item.removeprefix("file://"))
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        inputs.problems.append(_input_error(str(path), one_line(f"cannot read OPML file: {exc}"), str(path), Via.OPML))
+        return
+    inputs.local_opml.append(LocalOpml(str(path), parse_opml(body, path.resolve().as_uri())))
+
+
+def _named_urls(inputs: Inputs) -> Iterator[str]:
+    yield from (u for u, _ in inputs.requests)
+    for local in inputs.local_opml:
+        for outline in local.document.outlines:
+            yield from (u for u in (outline.xml_url, outline.html_url) if u)
+
+
+def read_inputs(seed_files: Iterable[str], opml_inputs: Iterable[str], urls: Iterable[str]) -> Inputs:
+    """Read every input; problems are records, never exceptions."""
+    inputs = Inputs()
+    for path in seed_files:
+        _read_seeds(path, inputs)
+    for item in opml_inputs:
+        _read_opml(item, inputs)
+    url_ctx = FetchContext(via=Via.URL, source="input", depth=0, kind=Expect.ANY)
+    inputs.requests.extend((u, url_ctx) for u in urls)
+    inputs.hosts = {host.lower() for u in _named_urls(inputs) if (host := _host(u))}
+    return inputs

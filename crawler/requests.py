@@ -1,0 +1,54 @@
+"""The one place requests are made, and the one place their context is read back.
+
+Every request of the census carries a :class:`~schemas.items.FetchContext` in
+``meta["fc"]``: how its URL was found, from where, how deep, and what the
+crawl expects there. The spider, the autodiscovery middleware, the reflexive
+pipeline (through the spider) and a resumed crawl's journal all go through
+:func:`make_request`, so every request has the same callbacks, the same
+priority rule and a context of the same shape.
+
+Priority is breadth-first by the census's own depth (``priority = -depth``),
+the same for requests made in ``start()``, in callbacks, in middlewares and
+by pipelines; Scrapy's ``DEPTH_PRIORITY`` is left at its default (0) so depth
+is not subtracted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from scrapy import Request
+from scrapy.http import Response
+
+from schemas.items import CONTEXT_META_KEY, DEFAULT_CONTEXT, FetchContext, context_from_meta
+
+
+def make_request(
+    url: str,
+    ctx: FetchContext,
+    *,
+    callback: Callable[..., Any] | None,
+    errback: Callable[..., Any] | None,
+    priority_bias: int = 0,
+) -> Request:
+    """A request for ``url`` found with ``ctx`` (``priority_bias`` < 0 lets it wait behind its peers)."""
+    return Request(
+        url, callback=callback, errback=errback, meta={CONTEXT_META_KEY: ctx}, priority=-ctx.depth + priority_bias
+    )
+
+
+def context_of(message: Request | Response) -> FetchContext:
+    """The fetch context a request (or the request behind a response) was made with."""
+    return context_from_meta(message.meta) or DEFAULT_CONTEXT
+
+
+def has_context(request: Request) -> bool:
+    """Whether the census made this request (Scrapy's own robots.txt requests carry no context)."""
+    return context_from_meta(request.meta) is not None
+
+
+def first_url(message: Request | Response) -> str:
+    """The URL first requested: before any redirect."""
+    redirects = message.meta.get("redirect_urls") or []
+    return str(redirects[0]) if redirects else message.url
