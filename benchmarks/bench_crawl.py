@@ -240,81 +240,114 @@ def run(sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool
 
 
 def render(r: CrawlResult, sizes: list[int], memory_sizes: list[int]) -> None:
-    rows = []
-    for run in r.runs:
-        rows.append(
-            [
-                f"{run.sites:,}",
-                run.crawler,
-                run.responses,
-                f"{run.m.wall:.1f}",
-                f"{run.per_min:,.0f}",
-                f"{run.per_min_window:,.0f}",
-                f"{run.m.cpu:.1f}",
-                f"{run.m.cpu / run.responses * 1000:.2f}" if run.responses else "-",
-                f"{run.m.max_rss_mib:.0f}",
-                f"{run.server_cpu:.1f}",
-                f"{run.load_before:.1f} / {run.load_after:.1f}",
-                ("" if run.feeds is None else run.feeds) if run.valid else f"INVALID ({run.feeds}), excluded",
-            ]
-        )
-    table = md_table(
-        [
-            "sites",
-            "crawler",
-            "responses",
-            "wall s",
-            "responses/min (wall)",
-            "responses/min (server window)",
-            "CPU s (user+sys)",
-            "CPU ms/response",
-            "peak RSS MiB",
-            "server CPU s",
-            "load avg before / after",
-            "feeds written",
-        ],
-        rows,
-    )
-    ratio_rows = []
-    for n in sizes:
-        bares = [x for x in r.runs if x.crawler == "bare" and x.sites == n and x.valid]
-        ours_runs = [x for x in r.runs if x.crawler == "ours" and x.sites == n and x.valid]
-        pairs = list(zip(bares, ours_runs, strict=False))  # run k of each, back to back
-        if not pairs:
-            continue
-        rates = [o.per_min / b.per_min for b, o in pairs]
-        cpus = [(b.m.cpu / b.responses) / (o.m.cpu / o.responses) for b, o in pairs]
-        ratio = median(rates)
-        tuned = best(r.runs, "ours-tuned", n)
-        bare = best(r.runs, "bare", n)
-        ratio_rows.append(
-            [
-                f"{n:,}",
-                len(pairs),
-                f"{median([b.per_min for b, _ in pairs]):,.0f}",
-                f"{median([o.per_min for _, o in pairs]):,.0f}",
-                f"{ratio:.2f}x ({min(rates):.2f}-{max(rates):.2f})",
-                f"{median(cpus):.2f}x ({min(cpus):.2f}-{max(cpus):.2f})",
-                f"{tuned.per_min / bare.per_min:.2f}x" if tuned and bare else "-",
-                f"{(bare.m.cpu / bare.responses) / (tuned.m.cpu / tuned.responses):.2f}x" if tuned and bare else "-",
-            ]
-        )
-        r.targets.append((f"ours >= 0.75x bare spider, {n:,} sites", f"{ratio:.2f}x", ratio >= 0.75))
-    headers = [
-        "sites",
-        "pairs",
-        "bare /min (median)",
-        "ours /min (median)",
-        "ours / bare, rate: median (range)",
-        "ours / bare, responses per CPU-second: median (range)",
-        "tuned / bare (rate)",
-        "tuned / bare (per CPU-second)",
+    """Fill in the two Markdown sections and the targets (crawl ratios first, then memory growth)."""
+    r.markdown_crawl = _crawl_markdown(r, sizes)
+    r.markdown_memory = _memory_markdown(r, memory_sizes)
+
+
+RUN_HEADERS = [
+    "sites",
+    "crawler",
+    "responses",
+    "wall s",
+    "responses/min (wall)",
+    "responses/min (server window)",
+    "CPU s (user+sys)",
+    "CPU ms/response",
+    "peak RSS MiB",
+    "server CPU s",
+    "load avg before / after",
+    "feeds written",
+]
+RATIO_HEADERS = [
+    "sites",
+    "pairs",
+    "bare /min (median)",
+    "ours /min (median)",
+    "ours / bare, rate: median (range)",
+    "ours / bare, responses per CPU-second: median (range)",
+    "tuned / bare (rate)",
+    "tuned / bare (per CPU-second)",
+]
+MEMORY_HEADERS = [
+    "feeds",
+    "responses",
+    "wall s",
+    "peak RSS MiB (wait4)",
+    "RSS at 25/50/75/99 % of the run, MiB",
+    "median RSS MiB",
+    "feeds written",
+]
+
+
+def _feeds_cell(run: Run, invalid: str) -> object:
+    return ("" if run.feeds is None else run.feeds) if run.valid else invalid
+
+
+def _run_row(run: Run) -> list[object]:
+    return [
+        f"{run.sites:,}",
+        run.crawler,
+        run.responses,
+        f"{run.m.wall:.1f}",
+        f"{run.per_min:,.0f}",
+        f"{run.per_min_window:,.0f}",
+        f"{run.m.cpu:.1f}",
+        f"{run.m.cpu / run.responses * 1000:.2f}" if run.responses else "-",
+        f"{run.m.max_rss_mib:.0f}",
+        f"{run.server_cpu:.1f}",
+        f"{run.load_before:.1f} / {run.load_after:.1f}",
+        _feeds_cell(run, f"INVALID ({run.feeds}), excluded"),
     ]
+
+
+def _cpu_per_response(run: Run) -> float:
+    return run.m.cpu / run.responses
+
+
+def _tuned_cells(runs: list[Run], n: int) -> list[object]:
+    """The what-if columns: tuned / bare by rate and by CPU, or "-" without a tuned run."""
+    tuned = best(runs, "ours-tuned", n)
+    bare = best(runs, "bare", n)
+    if not (tuned and bare):
+        return ["-", "-"]
+    return [
+        f"{tuned.per_min / bare.per_min:.2f}x",
+        f"{_cpu_per_response(bare) / _cpu_per_response(tuned):.2f}x",
+    ]
+
+
+def _ratio_row(r: CrawlResult, n: int) -> list[object] | None:
+    """The ours / bare row at ``n`` sites (and its target, added to ``r``), None without a valid pair."""
+    bares = [x for x in r.runs if x.crawler == "bare" and x.sites == n and x.valid]
+    ours_runs = [x for x in r.runs if x.crawler == "ours" and x.sites == n and x.valid]
+    pairs = list(zip(bares, ours_runs, strict=False))  # run k of each, back to back
+    if not pairs:
+        return None
+    rates = [o.per_min / b.per_min for b, o in pairs]
+    cpus = [_cpu_per_response(b) / _cpu_per_response(o) for b, o in pairs]
+    ratio = median(rates)
+    r.targets.append((f"ours >= 0.75x bare spider, {n:,} sites", f"{ratio:.2f}x", ratio >= 0.75))
+    return [
+        f"{n:,}",
+        len(pairs),
+        f"{median([b.per_min for b, _ in pairs]):,.0f}",
+        f"{median([o.per_min for _, o in pairs]):,.0f}",
+        f"{ratio:.2f}x ({min(rates):.2f}-{max(rates):.2f})",
+        f"{median(cpus):.2f}x ({min(cpus):.2f}-{max(cpus):.2f})",
+        *_tuned_cells(r.runs, n),
+    ]
+
+
+def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
+    table = md_table(RUN_HEADERS, [_run_row(run) for run in r.runs])
+    ratio_rows = [row for n in sizes if (row := _ratio_row(r, n)) is not None]
+    headers = RATIO_HEADERS
     if not any(run.crawler == "ours-tuned" for run in r.runs):
         headers = headers[:6]
         ratio_rows = [row[:6] for row in ratio_rows]
     ratios = md_table(headers, ratio_rows)
-    r.markdown_crawl = (
+    return (
         f"Loopback web: sites spread over {HOSTS} addresses (127.0.1.1-127.0.1.{HOSTS}), one port, path prefix per "
         f"site; 2 requests per site (home page + feed). Settings for both (the project's values): {CONCURRENCY}. Politeness off for "
         "both. Bare and ours run in back-to-back pairs; the ratio is the median over the pairs, the range in "
@@ -322,42 +355,33 @@ def render(r: CrawlResult, sizes: list[int], memory_sizes: list[int]) -> None:
         "table.\n\n"
         f"{ratios}\n\n{table}\n"
     )
-    mem_rows = []
-    for run in r.memory_runs:
-        samples = run.m.rss_samples
-        quarter = [
-            f"{samples[min(len(samples) - 1, int(len(samples) * q))][1]:.0f}" if samples else "-"
-            for q in (0.25, 0.5, 0.75, 0.99)
-        ]
-        mem_rows.append(
-            [
-                f"{run.sites:,}",
-                run.responses,
-                f"{run.m.wall:.0f}",
-                f"{run.m.max_rss_mib:.0f}",
-                " / ".join(quarter),
-                f"{median([s[1] for s in samples]):.0f}" if samples else "-",
-                ("" if run.feeds is None else run.feeds) if run.valid else f"INVALID ({run.feeds})",
-            ]
-        )
-    mem = md_table(
-        [
-            "feeds",
-            "responses",
-            "wall s",
-            "peak RSS MiB (wait4)",
-            "RSS at 25/50/75/99 % of the run, MiB",
-            "median RSS MiB",
-            "feeds written",
-        ],
-        mem_rows,
-    )
+
+
+def _memory_row(run: Run) -> list[object]:
+    samples = run.m.rss_samples
+    quarter = [
+        f"{samples[min(len(samples) - 1, int(len(samples) * q))][1]:.0f}" if samples else "-"
+        for q in (0.25, 0.5, 0.75, 0.99)
+    ]
+    return [
+        f"{run.sites:,}",
+        run.responses,
+        f"{run.m.wall:.0f}",
+        f"{run.m.max_rss_mib:.0f}",
+        " / ".join(quarter),
+        f"{median([s[1] for s in samples]):.0f}" if samples else "-",
+        _feeds_cell(run, f"INVALID ({run.feeds})"),
+    ]
+
+
+def _memory_markdown(r: CrawlResult, memory_sizes: list[int]) -> str:
+    mem = md_table(MEMORY_HEADERS, [_memory_row(run) for run in r.memory_runs])
     by_n = {run.sites: run for run in r.memory_runs}
     if len(memory_sizes) >= 2 and memory_sizes[-2] in by_n and memory_sizes[-1] in by_n:
         a, b = by_n[memory_sizes[-2]], by_n[memory_sizes[-1]]
         growth = b.m.max_rss_mib / a.m.max_rss_mib - 1
         r.targets.append((f"peak RSS growth {a.sites:,} -> {b.sites:,} feeds < 25%", f"{growth:+.0%}", growth < 0.25))
-    r.markdown_memory = (
+    return (
         "`feedcensus crawl` as in benchmark 2 (the 1,000 and 10,000 runs are reused from there), peak RSS from "
         "the kernel (`ru_maxrss` via `wait4`), RSS polled every 0.5 s for the in-run samples.\n\n" + mem + "\n"
     )

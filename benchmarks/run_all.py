@@ -14,6 +14,7 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -101,7 +102,12 @@ def old_sections() -> dict[str, str]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+#: Targets per section: (target, measured, met).
+Targets = dict[str, list[tuple[str, str, bool]]]
+
+
+def _parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """The options, and the sections to run (in the order given)."""
     parser = argparse.ArgumentParser(description="Run the benchmarks and rewrite benchmarks/RESULTS.md.")
     parser.add_argument(
         "--quick",
@@ -115,53 +121,61 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
-    quick = args.quick
-    blocks: dict[str, str] = {}
-    targets: dict[str, list[tuple[str, str, bool]]] = {}
-    started = time.monotonic()
+    return args, only
 
-    def stamp() -> str:
-        return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC") + (" (--quick)" if quick else "")
 
-    if "parse" in only:
-        import bench_parse
+def _stamp(quick: bool) -> str:
+    """When a section was measured (and whether with small sizes)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC") + (" (--quick)" if quick else "")
 
-        print("== 1. parse", file=sys.stderr, flush=True)
-        p = bench_parse.run(rounds=2 if quick else 5, feedparser_rounds=1)
-        print(p.markdown)
-        blocks["parse"] = section_block("parse", p.markdown, stamp())
-        targets["parse"] = p.targets
-    if "crawl" in only or "memory" in only:
-        import bench_crawl
 
-        sizes = ([500, 2000] if quick else [1000, 10_000]) if "crawl" in only else []
-        memory = ([500, 2000, 5000] if quick else [1000, 10_000, 50_000]) if "memory" in only else []
-        print("== 2./3. crawl and memory", file=sys.stderr, flush=True)
-        c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3)
-        if "crawl" in only:
-            print(c.markdown_crawl)
-            blocks["crawl"] = section_block("crawl", c.markdown_crawl, stamp())
-            targets["crawl"] = [t for t in c.targets if "bare" in t[0]]
-        if "memory" in only:
-            print(c.markdown_memory)
-            blocks["memory"] = section_block("memory", c.markdown_memory, stamp())
-            targets["memory"] = [t for t in c.targets if "RSS" in t[0]]
-    if "peer" in only:
-        import bench_peer
+def _run_parse(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    import bench_parse
 
-        print("== 4. peer", file=sys.stderr, flush=True)
-        r = bench_peer.run(300 if quick else 1000)
-        print(r.markdown)
-        blocks["peer"] = section_block("peer", r.markdown, stamp())
-    elapsed = time.monotonic() - started
-    print(f"== done in {elapsed / 60:.1f} min", file=sys.stderr)
-    if args.no_write:
-        return 0
-    old = old_sections()
-    for name in SECTIONS:
-        if name not in blocks and name in old:
-            blocks[name] = old[name]
-    previous = RESULTS.read_text() if RESULTS.exists() else ""
+    print("== 1. parse", file=sys.stderr, flush=True)
+    p = bench_parse.run(rounds=2 if quick else 5, feedparser_rounds=1)
+    print(p.markdown)
+    blocks["parse"] = section_block("parse", p.markdown, _stamp(quick))
+    targets["parse"] = p.targets
+
+
+def _run_crawl(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    """Benchmarks 2 and 3 share one generated web and reuse each other's runs."""
+    import bench_crawl
+
+    sizes = ([500, 2000] if quick else [1000, 10_000]) if "crawl" in only else []
+    memory = ([500, 2000, 5000] if quick else [1000, 10_000, 50_000]) if "memory" in only else []
+    print("== 2./3. crawl and memory", file=sys.stderr, flush=True)
+    c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3)
+    if "crawl" in only:
+        print(c.markdown_crawl)
+        blocks["crawl"] = section_block("crawl", c.markdown_crawl, _stamp(quick))
+        targets["crawl"] = [t for t in c.targets if "bare" in t[0]]
+    if "memory" in only:
+        print(c.markdown_memory)
+        blocks["memory"] = section_block("memory", c.markdown_memory, _stamp(quick))
+        targets["memory"] = [t for t in c.targets if "RSS" in t[0]]
+
+
+def _run_peer(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    import bench_peer
+
+    print("== 4. peer", file=sys.stderr, flush=True)
+    r = bench_peer.run(300 if quick else 1000)
+    print(r.markdown)
+    blocks["peer"] = section_block("peer", r.markdown, _stamp(quick))
+
+
+#: (sections any of which start it, runner), in the order they run.
+RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets], None]]] = [
+    ({"parse"}, _run_parse),
+    ({"crawl", "memory"}, _run_crawl),
+    ({"peer"}, _run_peer),
+]
+
+
+def _target_rows(targets: Targets, old: dict[str, str], previous: str) -> dict[str, list[list[str]]]:
+    """Target rows per section: measured now, or kept from the previous RESULTS.md for a section not run."""
     by_section: dict[str, list[list[str]]] = {}
     for name in SECTIONS:
         if name in targets:
@@ -170,13 +184,19 @@ def main(argv: list[str] | None = None) -> int:
             found = re.search(r"<!-- targets:" + name + r"\n(.*?)/targets -->", previous, re.S)
             if found and found.group(1).strip():
                 by_section[name] = [row.split("\t") for row in found.group(1).strip().splitlines()]
+    return by_section
+
+
+def _results_text(
+    argv: list[str] | None, elapsed: float, blocks: dict[str, str], by_section: dict[str, list[list[str]]]
+) -> str:
     target_rows = [row for rows in by_section.values() for row in rows]
     target_md = md_table(["target", "measured", "verdict"], target_rows) if target_rows else "(none measured)"
     hidden = "".join(
         f"<!-- targets:{name}\n" + "\n".join("\t".join(r) for r in rows) + "\n/targets -->\n"
         for name, rows in by_section.items()
     )
-    text = (
+    return (
         "# Benchmark results\n\n"
         "Written by `python benchmarks/run_all.py` (see benchmarks/README.md); do not edit by hand. "
         "Performance is judged as ratios measured in one run on the same machine.\n\n"
@@ -186,8 +206,32 @@ def main(argv: list[str] | None = None) -> int:
         f"{elapsed / 60:.1f} min\n\n## Targets\n\n{target_md}\n\n{hidden}\n"
         + "\n".join(blocks[n] for n in SECTIONS if n in blocks)
     )
-    Path(RESULTS).write_text(text)
+
+
+def write_results(argv: list[str] | None, elapsed: float, blocks: dict[str, str], targets: Targets) -> None:
+    """Rewrite RESULTS.md: the sections run now, the others kept from the previous file."""
+    old = old_sections()
+    for name in SECTIONS:
+        if name not in blocks and name in old:
+            blocks[name] = old[name]
+    previous = RESULTS.read_text() if RESULTS.exists() else ""
+    by_section = _target_rows(targets, old, previous)
+    Path(RESULTS).write_text(_results_text(argv, elapsed, blocks, by_section))
     print(f"wrote {RESULTS}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, only = _parse_args(argv)
+    blocks: dict[str, str] = {}
+    targets: Targets = {}
+    started = time.monotonic()
+    for sections, runner in RUNNERS:
+        if sections & set(only):
+            runner(only, args.quick, blocks, targets)
+    elapsed = time.monotonic() - started
+    print(f"== done in {elapsed / 60:.1f} min", file=sys.stderr)
+    if not args.no_write:
+        write_results(argv, elapsed, blocks, targets)
     return 0
 
 

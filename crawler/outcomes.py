@@ -22,12 +22,18 @@ outcome                raised as
                        (``ResponseDataLossError``: wrong Content-Length, early close),
                        undecodable Content-Encoding, anything else
 =====================  ==========================================================
+
+The code is the same table: ``_RULES`` maps exception types to one small
+handler each, tried in order (subclasses first), so a new failure is one row.
+The outcome names are ``schemas.vocab.Outcome``; ``FAILURE_OUTCOMES`` is
+re-exported from there for callers.
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy.exceptions import (
     CannotResolveHostError,
@@ -43,27 +49,28 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as tx_error
 from twisted.web import _newclient
 
+from schemas.vocab import FAILURE_OUTCOMES, Outcome
+
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-#: Every outcome classify_exception can return.
-FAILURE_OUTCOMES = (
-    "http_error",
-    "too_large",
-    "timeout",
-    "redirect_loop",
-    "robots_denied",
-    "refused",
-    "unsupported_scheme",
-    "invalid_url",
-    "network_error",
-)
+__all__ = [
+    "FAILURE_OUTCOMES",
+    "RefusedRequest",
+    "classify_exception",
+    "classify_failure",
+    "one_line",
+]
+
+#: (outcome, HTTP status or None, one-line error): one fetch_log row's verdict.
+Classified = tuple[str, int | None, str]
+Handler = Callable[[BaseException], Classified]
 
 
 class RefusedRequest(IgnoreRequest):
     """Raised by the network-safety middleware: a URL the crawl will not fetch."""
 
-    def __init__(self, reason: str, outcome: str = "refused") -> None:
+    def __init__(self, reason: str, outcome: str = Outcome.REFUSED) -> None:
         super().__init__(reason)
         self.outcome = outcome
 
@@ -77,60 +84,149 @@ def _text(exc: BaseException) -> str:
     return one_line(exc) or type(exc).__name__
 
 
-def classify_failure(failure: Failure) -> tuple[str, int | None, str]:
+def classify_failure(failure: Failure) -> Classified:
     """(outcome, HTTP status or None, one-line error) for a failed request."""
+    if failure.value is None:  # Twisted's typing allows it; Scrapy never makes one
+        return Outcome.NETWORK_ERROR, None, "NoneType: None"
     return classify_exception(failure.value)
 
 
-def classify_exception(exc: BaseException) -> tuple[str, int | None, str]:
+def classify_exception(exc: BaseException) -> Classified:
     """(outcome, HTTP status or None, one-line error) for the exception a request failed with."""
     try:
         return _classify(exc)
-    except Exception as inner:  # an exception whose str() raises: still a row
-        return "network_error", None, f"{type(exc).__name__} ({type(inner).__name__} describing it)"
+    # A true boundary, and not silent: the exception can be of any type, and
+    # describing it calls its own __str__, which may raise anything. The request
+    # still gets a fetch_log row, whose error names both exceptions.
+    except Exception as inner:
+        return Outcome.NETWORK_ERROR, None, f"{type(exc).__name__} ({type(inner).__name__} describing it)"
 
 
-def _classify(exc: BaseException) -> tuple[str, int | None, str]:
-    if isinstance(exc, HttpError):
-        response = getattr(exc, "response", None)
-        status = getattr(response, "status", None)
-        return "http_error", status, f"HTTP {status}"
-    if isinstance(exc, RefusedRequest):
-        return exc.outcome, None, one_line(exc) or "refused"
-    if isinstance(exc, IgnoreRequest):
-        msg = str(exc)
-        low = msg.lower()
-        if "robots.txt" in low:
-            return "robots_denied", None, "forbidden by robots.txt"
-        if "redirection" in low:
-            return "redirect_loop", None, one_line(msg)
-        if "download_maxsize" in low or "max size" in low:
-            return "too_large", None, one_line(msg)
-        return "refused", None, one_line(msg or type(exc).__name__)
-    if isinstance(exc, DownloadCancelledError):
-        msg = str(exc)
-        if "max size" in msg.lower() or not msg:
-            return "too_large", None, one_line(msg or "download cancelled: over DOWNLOAD_MAXSIZE")
-        return "network_error", None, one_line(f"download cancelled: {msg}")
-    if isinstance(exc, (DownloadTimeoutError, tx_error.TimeoutError, tx_error.TCPTimedOutError)):
-        return "timeout", None, one_line(exc) or "download timed out"
-    if isinstance(exc, (CannotResolveHostError, tx_error.DNSLookupError)):
-        return "network_error", None, one_line(f"DNS lookup failed: {exc}")
-    if isinstance(exc, (DownloadConnectionRefusedError, tx_error.ConnectionRefusedError)):
-        return "network_error", None, "connection refused"
-    if isinstance(exc, UnsupportedURLSchemeError):
-        return "unsupported_scheme", None, one_line(exc) or "unsupported URL scheme"
-    if isinstance(exc, ResponseDataLossError):
-        return "network_error", None, one_line(f"truncated body (fewer bytes than Content-Length): {exc}")
-    if isinstance(exc, (DownloadFailedError, _newclient.ResponseFailed, tx_error.ConnectionLost)):
-        msg = _text(exc)
-        if "ConnectionLost" in msg or "ConnectionDone" in msg or "ConnectionLost" in type(exc).__name__:
-            return "network_error", None, one_line(f"connection closed or reset mid-response: {msg}")
-        return "network_error", None, one_line(f"{type(exc).__name__}: {msg}")
-    if isinstance(exc, (zlib.error, EOFError)) or type(exc).__name__ in ("BadGzipFile", "error"):
-        return "network_error", None, one_line(f"cannot decode the Content-Encoding: {type(exc).__name__}: {exc}")
-    if isinstance(exc, tx_error.ConnectionDone):
-        return "network_error", None, "connection closed before a response"
-    if isinstance(exc, ValueError):
-        return "invalid_url", None, one_line(f"{type(exc).__name__}: {exc}")
-    return "network_error", None, one_line(f"{type(exc).__name__}: {exc}")
+# --- one small handler per kind of failure -----------------------------------
+
+
+def _http_error(exc: BaseException) -> Classified:
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status", None)
+    return Outcome.HTTP_ERROR, status, f"HTTP {status}"
+
+
+def _refused_request(exc: BaseException) -> Classified:
+    outcome = exc.outcome if isinstance(exc, RefusedRequest) else Outcome.REFUSED
+    return outcome, None, one_line(exc) or "refused"
+
+
+#: IgnoreRequest says why only in its message: (words in it, outcome, the error
+#: to record or None for the message itself); the first match wins.
+_IGNORE_REASONS: tuple[tuple[tuple[str, ...], Outcome, str | None], ...] = (
+    (("robots.txt",), Outcome.ROBOTS_DENIED, "forbidden by robots.txt"),
+    (("redirection",), Outcome.REDIRECT_LOOP, None),
+    (("download_maxsize", "max size"), Outcome.TOO_LARGE, None),
+)
+
+
+def _ignored_request(exc: BaseException) -> Classified:
+    msg = str(exc)
+    low = msg.lower()
+    for words, outcome, error in _IGNORE_REASONS:
+        if any(word in low for word in words):
+            return outcome, None, error or one_line(msg)
+    return Outcome.REFUSED, None, one_line(msg or type(exc).__name__)
+
+
+def _download_cancelled(exc: BaseException) -> Classified:
+    msg = str(exc)
+    if "max size" in msg.lower() or not msg:
+        return Outcome.TOO_LARGE, None, one_line(msg or "download cancelled: over DOWNLOAD_MAXSIZE")
+    return Outcome.NETWORK_ERROR, None, one_line(f"download cancelled: {msg}")
+
+
+def _connection_failed(exc: BaseException) -> Classified:
+    msg = _text(exc)
+    name = type(exc).__name__
+    if "ConnectionLost" in msg or "ConnectionDone" in msg or "ConnectionLost" in name:
+        return Outcome.NETWORK_ERROR, None, one_line(f"connection closed or reset mid-response: {msg}")
+    return Outcome.NETWORK_ERROR, None, one_line(f"{name}: {msg}")
+
+
+def _own_text(outcome: Outcome, default: str) -> Handler:
+    """The exception's own message, or ``default`` when it has none."""
+
+    def handle(exc: BaseException) -> Classified:
+        return outcome, None, one_line(exc) or default
+
+    return handle
+
+
+def _described(outcome: Outcome, template: str) -> Handler:
+    """``template`` filled with the exception (``{exc}``) and its type's name (``{name}``)."""
+
+    def handle(exc: BaseException) -> Classified:
+        return outcome, None, one_line(template.format(exc=exc, name=type(exc).__name__))
+
+    return handle
+
+
+def _fixed(outcome: Outcome, message: str) -> Handler:
+    """Always the same message: the exception's own says nothing more."""
+
+    def handle(exc: BaseException) -> Classified:
+        return outcome, None, message
+
+    return handle
+
+
+class _Rule(NamedTuple):
+    """Exceptions of ``types`` (or whose type is named one of ``names``) are classified by ``handler``."""
+
+    types: tuple[type[BaseException], ...]
+    handler: Handler
+    names: frozenset[str] = frozenset()
+
+    def matches(self, exc: BaseException) -> bool:
+        return isinstance(exc, self.types) or type(exc).__name__ in self.names
+
+
+#: Exception type -> outcome. The order matters (subclasses before their bases:
+#: HttpError and RefusedRequest are IgnoreRequests); the first rule that matches wins.
+_RULES: tuple[_Rule, ...] = (
+    _Rule((HttpError,), _http_error),
+    _Rule((RefusedRequest,), _refused_request),
+    _Rule((IgnoreRequest,), _ignored_request),
+    _Rule((DownloadCancelledError,), _download_cancelled),
+    _Rule(
+        (DownloadTimeoutError, tx_error.TimeoutError, tx_error.TCPTimedOutError),
+        _own_text(Outcome.TIMEOUT, "download timed out"),
+    ),
+    _Rule(
+        (CannotResolveHostError, tx_error.DNSLookupError),
+        _described(Outcome.NETWORK_ERROR, "DNS lookup failed: {exc}"),
+    ),
+    _Rule(
+        (DownloadConnectionRefusedError, tx_error.ConnectionRefusedError),
+        _fixed(Outcome.NETWORK_ERROR, "connection refused"),
+    ),
+    _Rule((UnsupportedURLSchemeError,), _own_text(Outcome.UNSUPPORTED_SCHEME, "unsupported URL scheme")),
+    _Rule(
+        (ResponseDataLossError,),
+        _described(Outcome.NETWORK_ERROR, "truncated body (fewer bytes than Content-Length): {exc}"),
+    ),
+    _Rule((DownloadFailedError, _newclient.ResponseFailed, tx_error.ConnectionLost), _connection_failed),
+    _Rule(
+        (zlib.error, EOFError),
+        _described(Outcome.NETWORK_ERROR, "cannot decode the Content-Encoding: {name}: {exc}"),
+        names=frozenset({"BadGzipFile", "error"}),
+    ),
+    _Rule((tx_error.ConnectionDone,), _fixed(Outcome.NETWORK_ERROR, "connection closed before a response")),
+    _Rule((ValueError,), _described(Outcome.INVALID_URL, "{name}: {exc}")),
+)
+
+#: Anything no rule names.
+_FALLBACK: Handler = _described(Outcome.NETWORK_ERROR, "{name}: {exc}")
+
+
+def _classify(exc: BaseException) -> Classified:
+    for rule in _RULES:
+        if rule.matches(exc):
+            return rule.handler(exc)
+    return _FALLBACK(exc)

@@ -70,6 +70,7 @@ class FeedFormat(StrEnum):
     RSS = "rss"
     ATOM = "atom"
     RDF = "rdf"
+    UNKNOWN = "unknown"  # not recognised as a feed (the reason is in parse_error)
 
 
 class DateForm(StrEnum):

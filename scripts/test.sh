@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The test command: lint, then the whole pytest suite. Called by `make test` and by .ci/run.
+# The test command: lint (ruff, with the complexity limit), types (mypy --strict), then the whole pytest suite.
+# Called by `make test` and by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 "$BIN/ruff" check .
 "$BIN/ruff" format --check .
+"$BIN/mypy"
 set +e
 "$BIN/python" -m pytest "$@"
 code=$?

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from pipelines.document.checks import RULES, Finding, Rule, _analyse_date, _universal_date, check_feed
+from pipelines.document.checks import RULES, Finding, Rule, check_feed
+from pipelines.document.checks.datetimes import analyse_date, universal_date
 from pipelines.document.feedparse import parse_feed
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -86,7 +87,7 @@ def doc(
 def run(text: str, *, fmt: str = "rss", now: datetime = NOW) -> list[Finding]:
     body = text.encode("utf-8")
     root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True))
-    return check_feed(root, format=fmt, version="2.0", body=body, now=now)
+    return check_feed(root, format=fmt, body=body, now=now)
 
 
 def rules_of(text: str, **kw: object) -> set[str]:
@@ -403,20 +404,18 @@ def test_future_dates_use_now_and_default_to_the_clock() -> None:
     assert "item-date-in-future" not in rules_of(text, now=datetime(2008, 1, 1))  # naive means UTC
     body = text.encode()
     root = etree.fromstring(body)
-    assert "item-date-in-future" not in {f.rule for f in check_feed(root, format="rss", version="2.0", body=body)}
+    assert "item-date-in-future" not in {f.rule for f in check_feed(root, format="rss", body=body)}
     far = doc(item="<pubDate>Fri, 01 Jan 2100 00:00:00 GMT</pubDate>").encode()
-    assert "item-date-in-future" in {
-        f.rule for f in check_feed(etree.fromstring(far), format="rss", version="2.0", body=far)
-    }
+    assert "item-date-in-future" in {f.rule for f in check_feed(etree.fromstring(far), format="rss", body=far)}
 
 
 def test_character_data_needs_body_and_skips_utf16() -> None:
     text = doc(title="<title>AT&amp;T</title>")
     root = etree.fromstring(text.encode())
-    assert "character-data-not-hex" not in {f.rule for f in check_feed(root, format="rss", version="2.0")}
+    assert "character-data-not-hex" not in {f.rule for f in check_feed(root, format="rss")}
     utf16 = text.replace('encoding="utf-8"', 'encoding="utf-16"').encode("utf-16")
     root16 = etree.fromstring(utf16)
-    rules = {f.rule for f in check_feed(root16, format="rss", version="2.0", body=utf16, now=NOW)}
+    rules = {f.rule for f in check_feed(root16, format="rss", body=utf16, now=NOW)}
     assert "character-data-not-hex" not in rules
     assert "missing-atom-self-link" not in rules  # the rest of the checks still ran on the tree
 
@@ -427,10 +426,10 @@ def test_non_rss_formats_get_no_findings() -> None:
         b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">'
         b"<channel><title>t</title></channel></rdf:RDF>"
     )
-    assert check_feed(etree.fromstring(atom), format="atom", version="1.0", body=atom) == []
-    assert check_feed(etree.fromstring(rdf), format="rdf", version="1.0", body=rdf) == []
-    assert check_feed(etree.fromstring(doc().encode()), format="unknown", version=None) == []
-    assert check_feed(None, format="rss", version=None) == []
+    assert check_feed(etree.fromstring(atom), format="atom", body=atom) == []
+    assert check_feed(etree.fromstring(rdf), format="rdf", body=rdf) == []
+    assert check_feed(etree.fromstring(doc().encode()), format="unknown") == []
+    assert check_feed(None, format="rss") == []
 
 
 def test_recovered_and_odd_documents_do_not_raise() -> None:
@@ -441,7 +440,7 @@ def test_recovered_and_odd_documents_do_not_raise() -> None:
         b"<item><title/></item></channel><channel/><!-- c --><?pi x?></rss>"
     )
     root = etree.fromstring(broken, etree.XMLParser(recover=True, resolve_entities=False, no_network=True))
-    findings = check_feed(root, format="rss", version=None, body=broken, now=NOW)
+    findings = check_feed(root, format="rss", body=broken, now=NOW)
     assert all(isinstance(f, Finding) and f.rule in RULES and f.count >= 1 for f in findings)
     rules = {f.rule for f in findings}
     assert {"multiple-channels", "text-element-has-children", "date-invalid", "enclosure-length-unknown"} <= rules
@@ -451,7 +450,7 @@ def test_recovered_and_odd_documents_do_not_raise() -> None:
         b"<link>http://d.example.com</link><description>&co;</description></channel></rss>"
     )
     root = etree.fromstring(entity, etree.XMLParser(resolve_entities=False, no_network=True))
-    rules = {f.rule for f in check_feed(root, format="rss", version="2.0", body=entity)}
+    rules = {f.rule for f in check_feed(root, format="rss", body=entity)}
     assert "text-element-has-children" not in rules  # an unresolved entity reference is not a child element
     assert "channel-missing-required" not in rules
 
@@ -482,7 +481,7 @@ def test_benchmark_corpus_never_raises() -> None:
         root = _parse(body)
         fmt = _format(root)
         start = time.perf_counter()
-        findings = check_feed(root, format=fmt, version=None, body=body)
+        findings = check_feed(root, format=fmt, body=body)
         elapsed += time.perf_counter() - start
         assert all(f.rule in RULES and f.count >= 1 for f in findings), path.name
         assert all(f.example is None or len(f.example) <= 200 for f in findings), path.name
@@ -510,8 +509,8 @@ def test_check_feed_with_the_parsers_notes_finds_the_same() -> None:
     plain = parse_feed(body)
     noted = parse_feed(body, with_notes=True)
     assert noted.notes is not None and noted.notes.children  # the channel and items were kept
-    expected = check_feed(plain.root, format="rss", version="2.0", body=body, now=NOW)
-    found = check_feed(noted.root, format="rss", version="2.0", body=body, now=NOW, notes=noted.notes)
+    expected = check_feed(plain.root, format="rss", body=body, now=NOW)
+    found = check_feed(noted.root, format="rss", body=body, now=NOW, notes=noted.notes)
     assert found == expected
     rules = {f.rule: f for f in found}
     assert rules["description-relative-url"].example == "/about"  # read from the restored CDATA
@@ -539,9 +538,9 @@ def test_universal_date_shortcut_agrees_with_the_full_analysis(
     wd: str, day: int, mon: str, year: int, hh: int, mm: int, ss: int, zone: str, pad: str
 ) -> None:
     value = f"{pad}{wd}, {day:02d} {mon} {year:04d} {hh:02d}:{mm:02d}:{ss:02d} {zone}{pad}"
-    fast = _universal_date(value)
+    fast = universal_date(value)
     try:
-        full = _analyse_date(value)
+        full = analyse_date(value)
     except ValueError:  # year 0: the full analysis raises, and the shortcut must leave it to it
         assert fast is None
         return
@@ -551,3 +550,139 @@ def test_universal_date_shortcut_agrees_with_the_full_analysis(
         assert full.valid and full.universal and not full.comment_or_space and not full.military
         assert not full.two_digit_year
         assert fast == (full.timestamp, full.weekday_ok)
+
+
+# ---------------------------------------------------------------- one RFC 822 tokeniser, military zones
+
+_ZONES = st.sampled_from(["GMT", "gmt", "UT", "EST", "pdt", "Z", "A", "b", "M", "N", "Y", "J", "+0000", "-0000", "+0130", "-2359", "+0099", "UTC"])  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["", "Mon, ", "Thu, ", "thu , ", "Thursday, "]),
+    st.integers(0, 35),
+    st.sampled_from(["Jan", "Feb", "oct", "DEC", "Sept"]),
+    st.sampled_from(["07", "99", "2007", "0000", "2024", "20071"]),
+    st.integers(0, 25),
+    st.integers(0, 61),
+    st.sampled_from(["", ":00", ":45", ":60", ":61"]),
+    _ZONES,
+    st.sampled_from([":", " : "]),
+    st.sampled_from([" ", "  ", "\t"]),
+)
+def test_the_date_rules_and_parse_date_read_rfc822_the_same_way(
+    wd: str, day: int, mon: str, year: str, hh: int, mm: int, ss: str, zone: str, colon: str, space: str
+) -> None:
+    from pipelines.document.dates import parse_date
+
+    value = space.join([f"{wd}{day}", mon, year, f"{hh:02d}{colon}{mm:02d}{ss}", zone])
+    analysis = analyse_date(value)
+    dt, form = parse_date(value)
+    assert analysis.valid is (form in ("rfc822-universal", "rfc822-other-zone", "rfc822-2digit-year"))
+    if analysis.valid:
+        assert dt is not None and analysis.timestamp == dt.timestamp()
+        assert analysis.two_digit_year is (form == "rfc822-2digit-year")
+        assert analysis.universal is (form == "rfc822-universal")
+
+
+@pytest.mark.parametrize("zone", ["A", "B", "I", "K", "M", "N", "Y", "a"])
+def test_military_zones_are_valid_read_as_utc_and_warned_about(zone: str) -> None:
+    # RFC 822 section 5 defines them with their signs reversed; RFC 1123 5.2.14 and RFC 2822 4.3: treat as -0000,
+    # i.e. the time is Universal Time and the local zone unknown. Both the checks and parse_date read them so.
+    from pipelines.document.dates import parse_date
+
+    future = f"Sat, 20 Oct 2007 12:00:00 {zone}"  # after NOW when read as UTC
+    rules = rules_of(doc(item=f"<pubDate>{future}</pubDate>"))
+    assert {"date-military-zone", "date-not-universal-form", "item-date-in-future"} <= rules
+    assert "date-invalid" not in rules
+    assert analyse_date(future).timestamp == datetime(2007, 10, 20, 12, tzinfo=UTC).timestamp()
+    assert parse_date(future) == (datetime(2007, 10, 20, 12, tzinfo=UTC), "rfc822-other-zone")
+    past = f"Fri, 05 Oct 2007 09:00:00 {zone}"
+    assert "item-date-in-future" not in rules_of(doc(item=f"<pubDate>{past}</pubDate>"))
+    assert "date-military-zone" not in rules_of(doc(item="<pubDate>Sat, 20 Oct 2007 12:00:00 Z</pubDate>"))
+
+
+# ---------------------------------------------------------------- a rule that raises
+
+
+class _OddGuid(etree.ElementBase):
+    """A guid whose attributes cannot be read: the guid rules raise on it."""
+
+    def get(self, key: object, default: object = None) -> str | None:
+        raise ValueError(f"cannot read {key}")
+
+
+def test_a_rule_that_raises_is_reported_and_the_other_rules_still_run() -> None:
+    text = doc(item="<comments>/feedback</comments>", after_items=f"<item><title>x</title>{'<guid>1</guid>'}</item>")
+    body = text.encode()
+    lookup = etree.ElementNamespaceClassLookup()
+    lookup.get_namespace(None)["guid"] = _OddGuid
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    parser.set_element_class_lookup(lookup)
+    odd = check_feed(etree.fromstring(body, parser), format="rss", body=body, now=NOW)
+    clean = check_feed(etree.fromstring(body), format="rss", body=body, now=NOW)
+    guid_rules = {"guid-permalink-not-url", "guid-is-permalink-invalid"}
+    assert "guid-permalink-not-url" in {f.rule for f in clean}  # the second item's guid "1" is no URL
+    # every other rule ran and found the same as on the readable document
+    assert [f for f in odd if f.rule not in guid_rules] == [f for f in clean if f.rule not in guid_rules]
+    assert {f.rule for f in odd} & guid_rules == set()
+    assert {(f.rule, f.count, f.error) for f in odd.failures} == {
+        ("guid-permalink-not-url", 2, "ValueError: cannot read isPermaLink"),
+        ("guid-is-permalink-invalid", 2, "ValueError: cannot read isPermaLink"),
+    }
+    assert clean.failures == ()
+
+
+def test_the_feed_pipeline_counts_failed_rules_and_logs_each_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from scrapy.utils.test import get_crawler
+
+    import pipelines.feed
+    from pipelines.document.checks import CheckResult, RuleFailure
+    from schemas.items import FeedDocument
+
+    def failing_check_feed(root: object, **kw: object) -> CheckResult:
+        return CheckResult([], [RuleFailure("guid-permalink-not-url", 2, "ValueError: odd")])
+
+    monkeypatch.setattr(pipelines.feed, "check_feed", failing_check_feed)
+    crawler = get_crawler()
+    pipeline = pipelines.feed.FeedPipeline.from_crawler(crawler)
+    body = doc().encode()
+    for n in range(3):
+        url = f"http://dallas.example.com/rss{n}.xml"
+        item = FeedDocument(
+            url=url, final_url=url, status=200, headers={}, body=body, discovered_via="url", source=None, depth=0
+        )
+        pipeline.process_item(item)
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("feedcensus/checks/internal_error/guid-permalink-not-url") == 6
+    warnings = [r for r in caplog.records if r.name == "pipelines.feed" and "guid-permalink-not-url" in r.message]
+    assert len(warnings) == 1 and "ValueError: odd" in warnings[0].message
+
+
+def test_every_rule_in_the_tables_is_a_rule_of_the_profile() -> None:
+    from pipelines.document.checks.channel import CHANNEL
+    from pipelines.document.checks.channel_parts import (
+        CLOUD_RULES,
+        IMAGE,
+        SKIP_DAYS_RULES,
+        SKIP_HOURS_RULES,
+        TEXT_INPUT,
+    )
+    from pipelines.document.checks.datetimes import DATE_RULES
+    from pipelines.document.checks.item import ITEM
+    from pipelines.document.checks.rss import RSS
+
+    ids = {rule for rule, _ in (*CLOUD_RULES, *SKIP_DAYS_RULES, *SKIP_HOURS_RULES, *DATE_RULES)}
+    for section in (RSS, CHANNEL, ITEM, IMAGE, TEXT_INPUT):
+        ids |= {rule for rule, _ in section.scope_rules}
+        for rules in (*section.text_rules.values(), *section.element_rules.values()):
+            ids |= {rule for rule, _ in rules}
+    walks = {rule for rule in ids if rule.startswith("walk:")}
+    assert ids - walks <= set(RULES)
+    assert walks == {"walk:channel", "walk:image", "walk:item", "walk:textInput", "walk:skipDays", "walk:skipHours"}
+    # not in the tables: what the walk decides for every scope, and the rules decided together with another
+    walked = {"undefined-element", "text-element-has-children", "character-data-not-hex"}
+    decided_with_another = {"url-not-ascii", "email-missing-real-name", "email-format"}
+    assert set(RULES) - ids == walked | decided_with_another

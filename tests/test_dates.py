@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.document.dates import DATE_FORMS, _parse, _parse_general, parse_date
+from pipelines.document.dates import DATE_FORMS, _parse, _parse_general, parse_date, read_rfc822
+from schemas.vocab import DateForm
 
 OCT4 = datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
 
@@ -148,3 +149,36 @@ def test_universal_shortcut_agrees_with_the_general_reading(
 ) -> None:
     text = f"{wd}, {day if short_day else f'{day:02d}'} {mon} {year:04d} {hh:02d}:{mm:02d}:{ss:02d} {zone}"
     assert _parse(text) == _parse_general(text)
+
+
+@pytest.mark.parametrize("zone", ["A", "B", "I", "K", "M", "N", "Y", "a", "z", "Z"])
+def test_military_zones_are_read_as_minus_0000(zone: str) -> None:
+    # RFC 822 section 5 defines A-I, K-Z with their signs reversed; RFC 1123 5.2.14 says they carry no
+    # information and RFC 2822 4.3 to treat them as -0000: Universal Time, the local zone unknown.
+    raw = f"Thu, 04 Oct 2007 23:59:45 {zone}"
+    assert parse_date(raw) == (OCT4, "rfc822-other-zone")
+    parts = read_rfc822(raw)
+    assert parts is not None and parts.offset == 0
+    assert parts.military is (zone.upper() != "Z")  # Z is UT itself, not a wrongly defined zone
+    assert parts.instant() == (OCT4.timestamp(), True)
+    assert read_rfc822("Thu, 04 Oct 2007 23:59:45 J") is None  # J is no zone
+
+
+@pytest.mark.parametrize(
+    ("raw", "form"),
+    [
+        ("Thu, 04 Oct 2007 23 : 59 : 45 GMT", "rfc822-other-zone"),  # RFC 822 allows white space around ":"
+        ("Thu , 04 Oct 2007 23:59:45 GMT", "rfc822-other-zone"),
+        ("Thu, 04 Oct 2007 23:59:45 GMT", "rfc822-universal"),
+    ],
+)
+def test_white_space_between_tokens(raw: str, form: str) -> None:
+    assert parse_date(raw) == (OCT4, form)
+    parts = read_rfc822(" ".join(raw.split()))
+    assert parts is not None and parts.universal is (form == "rfc822-universal")
+
+
+def test_forms_are_the_vocabulary() -> None:
+    assert tuple(DateForm) == DATE_FORMS
+    assert isinstance(parse_date("2007")[1], DateForm)
+    assert isinstance(parse_date("yesterday")[1], DateForm)

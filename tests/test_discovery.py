@@ -17,7 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.fetch.discovery import MAX_HREF_LENGTH, RULES, FeedLink, _scan, decode_html, discover
+from crawler.fetch.discovery import RULES, FeedLink, _scan, discover
+from crawler.fetch.htmlencoding import decode_html
+from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, check_url
 
 DATA = Path(__file__).resolve().parent / "data" / "discovery"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
@@ -475,8 +477,41 @@ def test_very_long_href() -> None:
         only(page(f'<link rel="alternate" type="application/rss+xml" href="{dots}">')).href
         == "http://www.example.com/x/y"
     )
-    fits = "/" + "b" * (MAX_HREF_LENGTH - len("http://www.example.com/"))
+    fits = "/" + "b" * (DEFAULT_MAX_URL_LENGTH - len("http://www.example.com/"))
     assert only(page(f'<link rel="alternate" type="application/rss+xml" href="{fits}">')).followable is True
+
+
+def test_url_limit_is_the_crawls_setting() -> None:
+    """``max_url_length`` (FEEDCENSUS_MAX_URL_LENGTH in a crawl) judges a link as its request would be judged."""
+    href = "http://www.example.com/" + "f" * 40
+    body = page(f'<link rel="alternate" type="application/rss+xml" href="{href}">')
+    short = only(body, max_url_length=len(href) - 1)
+    assert short.reasons == ("atom-type-not-atom", "href-too-long") and short.followable is False
+    assert check_url(href, len(href) - 1) is not None  # the request check refuses it too
+    assert only(body, max_url_length=len(href)).followable is True
+    assert only(body, max_url_length=0).followable is True  # 0: no limit, as for requests
+    assert check_url(href, 0) is None
+
+
+@pytest.mark.parametrize(
+    ("href", "reason"),
+    [("ftp://example.com/rss.xml", "href-unsupported-scheme"), ("http:///feed", "href-no-host")],
+)
+def test_link_reasons_and_the_request_check_agree(href: str, reason: str) -> None:
+    link = only(page(f'<link rel="alternate" type="application/rss+xml" href="{href}">'))
+    assert reason in link.reasons and link.followable is False
+    assert check_url(link.href or "") is not None
+
+
+def test_middleware_reads_the_url_limit_once() -> None:
+    from scrapy.utils.test import get_crawler
+
+    from crawler.middlewares.autodiscovery import AutodiscoveryMiddleware
+
+    crawler = get_crawler(settings_dict={"AUTODISCOVERY_ENABLED": True, "FEEDCENSUS_MAX_URL_LENGTH": 40})
+    assert AutodiscoveryMiddleware.from_crawler(crawler).max_url_length == 40
+    default = get_crawler(settings_dict={"AUTODISCOVERY_ENABLED": True})
+    assert AutodiscoveryMiddleware.from_crawler(default).max_url_length == DEFAULT_MAX_URL_LENGTH
 
 
 def test_relative_href_without_any_base() -> None:

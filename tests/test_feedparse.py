@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.document.feedparse import ParsedFeed, parse_feed, sniff
+from pipelines.document.feedparse import ParsedFeed, parse_feed
+from pipelines.document.sniff import sniff
 
 
 def usage_of(feed: ParsedFeed, scope: str) -> dict[str, tuple[int, int | None, bool]]:

@@ -24,7 +24,9 @@ from crawler.fetch.netsafety import (
     normalise_host,
     private_reason,
 )
+from crawler.fetch.urls import UrlFault, check_url, url_faults
 from crawler.outcomes import FAILURE_OUTCOMES, RefusedRequest, classify_exception
+from schemas.vocab import Outcome
 
 PRIVATE_HOSTS = [
     "127.0.0.1",
@@ -115,6 +117,33 @@ def test_url_length_limit_is_a_parameter() -> None:
     url = "http://example.com/" + "a" * 100
     assert check_request_url(url, max_length=50) is not None
     assert check_request_url(url, max_length=8192) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "outcome", "reason"),
+    [
+        ("ftp://example.com/f", "unsupported_scheme", "only http and https are fetched, not ftp:"),
+        ("JavaScript:alert(1)", "unsupported_scheme", "only http and https are fetched, not javascript:"),
+        ("//example.com/feed", "unsupported_scheme", "only http and https are fetched, not a URL without a scheme"),
+        ("http:///feed", "invalid_url", "URL has no host"),
+        ("http://[::1/feed", "invalid_url", "not a URL: Invalid IPv6 URL"),
+        ("http://example.com/" + "a" * 30, "invalid_url", "URL longer than 40 characters (49)"),
+    ],
+)
+def test_one_url_check_one_set_of_messages(url: str, outcome: str, reason: str) -> None:
+    """The request check is crawler.fetch.urls.check_url, with the same words, before the private-network rule."""
+    assert check_url(url, 40) == Refusal(Outcome(outcome), reason)
+    assert check_request_url(url, max_length=40) == Refusal(Outcome(outcome), reason)
+    assert check_request_url(url, max_length=40, allow_private=True) == Refusal(Outcome(outcome), reason)
+
+
+def test_url_faults_of_split_urls() -> None:
+    assert url_faults("https", "example.com", 10, 8192) == ()
+    assert url_faults("HTTP", "example.com", 10, 8192) == ()
+    assert url_faults("mailto", None, 10, 8192) == (UrlFault.UNSUPPORTED_SCHEME,)  # no host question for mailto:
+    assert url_faults("http", "", 10, 8192) == (UrlFault.NO_HOST,)
+    assert url_faults("http", None, 9000, 8192) == (UrlFault.TOO_LONG, UrlFault.NO_HOST)
+    assert url_faults("http", "h", 9000, 0) == ()  # 0: no limit
 
 
 def test_host_address_reads_every_spelling() -> None:

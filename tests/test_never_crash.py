@@ -22,7 +22,8 @@ from crawler.fetch.netsafety import check_request_url, host_address, private_rea
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.seeds import read_seeds
 from crawler.outcomes import FAILURE_OUTCOMES, classify_exception
-from pipelines.document.feedparse import ParsedFeed, parse_feed, sniff
+from pipelines.document.feedparse import ParsedFeed, parse_feed
+from pipelines.document.sniff import sniff
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 

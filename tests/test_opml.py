@@ -479,3 +479,13 @@ def test_property_never_raises(data: bytes, cut: int) -> None:
         doc = parse_opml(body, "http://lists.example/x.opml")
         assert (doc.error is None) == doc.ok
         assert len(doc.includes) == len(set(doc.includes))
+
+
+def test_one_outline_with_a_broken_ipv6_url_does_not_lose_the_list() -> None:
+    body = (
+        b'<opml version="2.0"><body><outline type="link" url="http://[::1"/>'
+        b'<outline text="a" xmlUrl="http://a.example/feed"/></body></opml>'
+    )
+    doc = parse_opml(body, "file:///list.opml")
+    assert doc.ok, doc.error
+    assert [o.xml_url for o in doc.outlines if o.xml_url] == ["http://a.example/feed"]

@@ -31,6 +31,9 @@ def test_status_and_summary_lines_add_up() -> None:
     assert "errors: http_error 7, timeout 3" in summary
     assert "feeds: 30   items: 600" in summary
     assert "data: /data (job_id=job1" in summary
+    assert "profile rules that failed" not in summary
+    stats["feedcensus/checks/internal_error/item-date-in-future"] = 2
+    assert summary_lines(stats, "/data", "job1")[-1].endswith("(not counted in conformance): item-date-in-future 2")
 
 
 def test_live_progress_on_a_terminal(tmp_path: Path) -> None:

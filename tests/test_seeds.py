@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from crawler.fetch.seeds import SeedProblem, read_seeds, read_seeds_file
+from crawler.fetch.urls import check_url
 
 SEEDS = """\
 # sites to crawl
@@ -66,19 +67,19 @@ def test_junk_lines_are_reported_with_line_numbers() -> None:
     reasons = {p.line: p.reason for p in problems}
     assert reasons == {
         2: "whitespace inside the URL",
-        3: "unsupported scheme 'ftp' (only http and https)",
-        4: "unsupported scheme 'javascript' (only http and https)",
-        5: "unsupported scheme 'feed' (only http and https)",
-        6: "no host",
+        3: "only http and https are fetched, not ftp:",
+        4: "only http and https are fetched, not javascript:",
+        5: "only http and https are fetched, not feed:",
+        6: "URL has no host",
         7: "control character U+0007",
         8: "no dot in host 'justaword'",
         9: "invalid host 'a..b.example'",
-        10: "invalid URL: Port out of range 0-65535",
+        10: "not a URL: Port out of range 0-65535",
         11: "no '//' after the scheme",
         12: "line longer than 8 KB",
         13: "invalid host 'ex<ample.com'",
         14: "duplicate of line 1",
-        15: "unsupported scheme 'mailto' (only http and https)",
+        15: "only http and https are fetched, not mailto:",
     }
     by_line = {p.line: p for p in problems}
     assert by_line[7].text == "http://bad\\x07host.example/"
@@ -122,3 +123,11 @@ def test_read_seeds_file_missing_raises_oserror(tmp_path: Path) -> None:
         read_seeds_file(tmp_path / "nope.txt")
     with pytest.raises(IsADirectoryError):
         read_seeds_file(tmp_path)
+
+
+@pytest.mark.parametrize("line", ["ftp://example.com/", "mailto:someone@example.com", "https://", "http://[::1/x"])
+def test_seed_problems_use_the_crawls_url_messages(line: str) -> None:
+    """A seed line and a request with the same fault get the same words (crawler.fetch.urls)."""
+    _, problems = read_seeds(line)
+    refusal = check_url(line)
+    assert refusal is not None and [p.reason for p in problems] == [refusal.reason]

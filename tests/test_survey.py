@@ -24,9 +24,10 @@ import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.report.reference import KNOWN_NAMES, PUBLISHED
-from crawler.report.survey import SurveyError, compute, run
+from crawler.report.survey import DATE_FORMS, LINK_KINDS, SurveyError, compute, run
 from pipelines.document.checks import RULES
 from schemas.tables import TABLES, arrow_schema
+from schemas.vocab import DateForm, FeedMediaType
 from tests.conftest import CORPUS, run_cli
 
 SAMPLE_JOB = "a-sample"
@@ -502,3 +503,11 @@ def test_errors_are_survey_errors(tmp_path: Path, handmade: Path) -> None:
     proc = run_cli("survey", str(handmade), "--job", "nope")
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "no job 'nope'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_report_explains_every_date_form_and_feed_media_type() -> None:
+    # The names come from schemas.vocab; the report only adds what each means, in the vocabulary's order.
+    assert list(DATE_FORMS) == [form.value for form in DateForm]
+    assert all(DATE_FORMS.values())
+    assert list(LINK_KINDS) == [media.value for media in FeedMediaType]
+    assert all(LINK_KINDS.values())

@@ -272,10 +272,8 @@ def _same_with_notes(body: bytes, headers: dict[str, str] | None) -> list[str]:
         problems.append("usage")
     if plain.root is not None:
         now = datetime(2025, 6, 1, tzinfo=UTC)
-        expected = check_feed(plain.root, format=plain.format, version=plain.version, body=body, now=now)
-        found = check_feed(
-            noted.root, format=noted.format, version=noted.version, body=body, now=now, notes=noted.notes
-        )
+        expected = check_feed(plain.root, format=plain.format, body=body, now=now)
+        found = check_feed(noted.root, format=noted.format, body=body, now=now, notes=noted.notes)
         if found != expected:
             problems.append("findings")
     return problems

@@ -56,7 +56,19 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
         "errors: " + (", ".join(f"{k} {v}" for k, v in errors.items()) if errors else "none"),
         f"data: {out} (job_id={job_id}; {stats.get('feedcensus/files_written', 0)} files)",
     ]
+    failed_rules = rule_failures(stats)
+    if failed_rules:
+        lines.append(
+            "profile rules that failed on a document (not counted in conformance): "
+            + ", ".join(f"{rule} {n}" for rule, n in failed_rules.items())
+        )
     return lines
+
+
+def rule_failures(stats: dict[str, Any]) -> dict[str, int]:
+    """Rule id -> documents it failed on instead of judging them (``feedcensus/checks/internal_error/<rule>``)."""
+    prefix = "feedcensus/checks/internal_error/"
+    return {k[len(prefix) :]: v for k, v in sorted(stats.items()) if k.startswith(prefix)}
 
 
 class Progress:
@@ -82,12 +94,12 @@ class Progress:
         self.loop.start(0.5 if self.live else self.interval, now=False)
 
     def _pending(self) -> int:
+        """Requests scheduled and not yet dequeued, plus downloads in flight."""
+        stats = self.crawler.stats
         engine = self.crawler.engine
-        try:
-            slot = engine._slot  # type: ignore[union-attr]
-            return len(slot.scheduler) + len(engine.downloader.active)  # type: ignore[union-attr,arg-type]
-        except (AttributeError, TypeError):
-            return 0
+        queued = int(stats.get_value("scheduler/enqueued", 0)) - int(stats.get_value("scheduler/dequeued", 0))
+        active = len(engine.downloader.active) if engine is not None else 0
+        return max(queued, 0) + active
 
     def tick(self) -> None:
         line = status_line(self.crawler.stats.get_stats(), self._pending(), time.monotonic() - self.started)

@@ -14,7 +14,8 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from lxml import etree
 
-from crawler.fetch.discovery import decode_html
+from crawler.fetch.htmlencoding import decode_html
+from crawler.fetch.urls import FETCHED_SCHEMES, url_faults
 
 #: Paths tried on the page's site when it advertises nothing.
 COMMON_PATHS = ("/feed", "/rss.xml", "/atom.xml", "/index.xml", "/feed.xml", "/rss")
@@ -32,14 +33,17 @@ def _anchor_hrefs(text: str) -> list[str]:
         doc = lxml.html.document_fromstring(text)
     except (etree.ParserError, ValueError):
         return []
-    return [h.strip() for h in doc.xpath("//a/@href") if isinstance(h, str) and h.strip()]
+    hrefs = doc.xpath("//a/@href")
+    if not isinstance(hrefs, list):  # an attribute path always gives a list; the stubs allow more
+        return []
+    return [h.strip() for h in hrefs if isinstance(h, str) and h.strip()]
 
 
 def guess_feed_urls(body: bytes, url: str, headers: dict[str, str] | None = None) -> list[str]:
     """Candidate feed URLs for a page at ``url``: feed-looking links first, then common paths."""
     text, _ = decode_html(body, headers)
     site = urlsplit(url)
-    if site.scheme not in ("http", "https") or not site.hostname:
+    if url_faults(site.scheme, site.hostname, 0, 0):  # not an http(s) URL with a host
         return []
     seen: set[str] = set()
     out: list[str] = []
@@ -59,7 +63,7 @@ def guess_feed_urls(body: bytes, url: str, headers: dict[str, str] | None = None
             continue
         absolute = urljoin(url, href)
         parts = urlsplit(absolute)
-        if parts.scheme in ("http", "https") and parts.hostname == site.hostname:
+        if parts.scheme in FETCHED_SCHEMES and parts.hostname == site.hostname:
             add(absolute.split("#", 1)[0])
             links += 1
             if links >= MAX_LINK_GUESSES:

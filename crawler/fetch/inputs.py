@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crawler.fetch.netsafety import DEFAULT_MAX_URL_LENGTH
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.seeds import read_seeds_file
+from crawler.fetch.urls import check_url
 from schemas.items import FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
 
@@ -25,24 +25,6 @@ def one_line(text: object, limit: int = 300) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def check_url(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> tuple[Outcome, str] | None:
-    """(outcome, reason) when ``url`` cannot be requested, None when it can."""
-    if len(url) > max_length:
-        return Outcome.INVALID_URL, f"URL longer than {max_length} characters"
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        return Outcome.INVALID_URL, one_line(f"not a URL: {exc}")
-    if parts.scheme.lower() not in ("http", "https"):
-        return (
-            Outcome.UNSUPPORTED_SCHEME,
-            f"only http and https are fetched, not {parts.scheme or 'a URL without scheme'}:",
-        )
-    if not parts.hostname:
-        return Outcome.INVALID_URL, "URL has no host"
-    return None
 
 
 def _host(url: str) -> str | None:

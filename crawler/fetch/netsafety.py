@@ -27,8 +27,10 @@ import ipaddress
 import re
 import socket
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
+
+from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, Refusal, check_url
+from schemas.vocab import Outcome
 
 __all__ = [
     "DEFAULT_MAX_URL_LENGTH",
@@ -42,9 +44,6 @@ __all__ = [
     "normalise_host",
     "private_reason",
 ]
-
-#: URLs longer than this are not requested (recorded as ``invalid_url``).
-DEFAULT_MAX_URL_LENGTH = 8192
 
 #: Names of cloud metadata services (their addresses are link-local or private anyway).
 METADATA_HOSTS = frozenset(
@@ -63,14 +62,6 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 #: What inet_aton would read as an IPv4 address: 1-4 parts of decimal, octal or hex digits.
 _INET_ATON = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)(\.(0[xX][0-9a-fA-F]*|[0-9]+)){0,3}\.?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why a URL is not fetched: a fetch_log ``outcome`` and a one-line ``reason``."""
-
-    outcome: str  # "refused", "unsupported_scheme" or "invalid_url"
-    reason: str
 
 
 def normalise_host(host: str) -> str:
@@ -173,32 +164,23 @@ def check_request_url(
 ) -> Refusal | None:
     """A :class:`Refusal` when ``url`` must not be fetched, judged without DNS; None otherwise.
 
-    ``trusted_hosts``: hosts named in the inputs (lower-case), which may be private.
+    First :func:`crawler.fetch.urls.check_url` (scheme, host, length), then the
+    private-network rule. ``trusted_hosts``: hosts named in the inputs
+    (lower-case), which may be private.
     """
     try:
-        if not isinstance(url, str):
-            return Refusal("invalid_url", "URL is not a string")
-        if max_length and len(url) > max_length:
-            return Refusal("invalid_url", f"URL longer than {max_length} characters ({len(url)})")
-        try:
-            parts = urlsplit(url)
-            host = parts.hostname
-        except ValueError as exc:
-            return Refusal("invalid_url", f"not a URL: {' '.join(str(exc).split())}"[:300])
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https"):
-            what = f"{scheme}:" if scheme else "a URL without a scheme"
-            return Refusal("unsupported_scheme", f"only http and https are fetched, not {what}")
-        if not host:
-            return Refusal("invalid_url", "URL has no host")
+        refused = check_url(url, max_length)
+        if refused is not None:
+            return refused
+        host = urlsplit(url).hostname or ""
         if allow_private or normalise_host(host) in trusted_hosts:
             return None
         why = private_reason(host)
         if why:
-            return Refusal("refused", f"refused: {why} (found in content; --allow-private-networks allows it)")
+            return Refusal(Outcome.REFUSED, f"refused: {why} (found in content; --allow-private-networks allows it)")
         return None
-    except Exception as exc:  # never raise on odd input
-        return Refusal("invalid_url", f"cannot check URL: {type(exc).__name__}")
+    except Exception as exc:  # never raise on odd input; the refusal records what went wrong
+        return Refusal(Outcome.INVALID_URL, f"cannot check URL: {type(exc).__name__}")
 
 
 def needs_resolution(url: str, *, trusted_hosts: Collection[str] = (), allow_private: bool = False) -> str | None:

@@ -67,6 +67,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from pipelines.document.encoding import byte_order_mark, declared_encoding, first_bytes_encoding, is_wide
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 
 __all__ = ["OpmlDocument", "Outline", "parse_opml"]
@@ -133,69 +134,82 @@ def _parse(body: bytes, url: str, max_depth: int) -> OpmlDocument:
     body = bytes(body)
     if not body.strip(b" \t\r\n\x00\xef\xbb\xbf\xfe\xff"):
         return OpmlDocument(error="empty document")
-    has_entity_decls = any(marker in body for marker in _ENTITY_DECL_MARKERS)
-
-    strict_error: str | None = None
-    root: etree._Element | None = None
-    try:
-        root = etree.fromstring(body, _parser(recover=False))
-    except etree.XMLSyntaxError as exc:
-        strict_error = _one_line(str(exc))
-    except ValueError as exc:  # e.g. an unknown encoding declaration
-        strict_error = _one_line(str(exc))
-
-    if root is not None and not has_entity_decls:
-        doc = OpmlDocument(well_formed=True)
-        tops = [root]
-    else:
-        doc = OpmlDocument(well_formed=strict_error is None, recovered=strict_error is not None)
-        if strict_error is not None:
-            doc.warnings.append(f"not well-formed XML ({strict_error}); parsed in recover mode")
-        text = _decode(body, doc.warnings)
-        if has_entity_decls:
-            text = _drop_entity_declarations(text, doc.warnings)
-        text = _repair(text, doc.warnings)
-        wrapped = _wrap(text)
-        parser = _parser(recover=True)
-        try:
-            wrapper = etree.fromstring(fix_surrogate_refs(wrapped.encode("utf-8", "surrogatepass")), parser)
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            wrapper = None
-            doc.warnings.append(f"recover parse failed: {_one_line(str(exc))}")
-        _log_parser_errors(parser, doc.warnings)
-        tops = [] if wrapper is None else [el for el in wrapper if isinstance(el.tag, str)]
-        if wrapper is not None and _tag_name(wrapper) != _WRAPPER:  # the wrapper itself was lost
-            tops = [wrapper]
-
+    doc, tops = _read_tree(body)
     opmls = [el for el in tops if _local(el).lower() == "opml"]
     if not opmls:
-        if not tops:
-            doc.error = "not an OPML document: no XML element found"
-        else:
-            doc.error = f"not an OPML document: root element is <{_tag_name(tops[0])}>"
+        doc.error = _not_opml(tops)
         return doc
-    if tops[0] is not opmls[0]:
-        doc.warnings.append(f"line {tops[0].sourceline}: <{_tag_name(tops[0])}> before the <opml> root ignored")
-    if len(opmls) > 1:
-        doc.warnings.append(f"{len(opmls)} concatenated <opml> documents: outlines of all of them kept")
-    ignored = [el for el in tops[tops.index(opmls[0]) :] if el not in opmls]
-    if ignored:
-        doc.warnings.append(f"line {ignored[0].sourceline}: {len(ignored)} element(s) after the <opml> root ignored")
-
-    first = opmls[0]
-    version = first.get("version")
+    _note_ignored_elements(tops, opmls, doc.warnings)
+    version = opmls[0].get("version")
     doc.version = version.strip() if version is not None else None
     for opml in opmls:
         _read_opml(opml, url, max_depth, doc)
     return doc
 
 
+def _read_tree(body: bytes) -> tuple[OpmlDocument, list[etree._Element]]:
+    """The document so far (well-formedness, repair warnings) and its top-level elements: strict, else repaired."""
+    has_entity_decls = any(marker in body for marker in _ENTITY_DECL_MARKERS)
+    root, strict_error = _strict_parse(body)
+    if root is not None and not has_entity_decls:
+        return OpmlDocument(well_formed=True), [root]
+    doc = OpmlDocument(well_formed=strict_error is None, recovered=strict_error is not None)
+    if strict_error is not None:
+        doc.warnings.append(f"not well-formed XML ({strict_error}); parsed in recover mode")
+    return doc, _recover(body, has_entity_decls, doc)
+
+
+def _strict_parse(body: bytes) -> tuple[etree._Element | None, str | None]:
+    """The root element, or None and why the bytes are not well-formed."""
+    try:
+        return etree.fromstring(body, _parser(recover=False)), None
+    except etree.XMLSyntaxError as exc:
+        return None, _one_line(str(exc))
+    except ValueError as exc:  # e.g. an unknown encoding declaration
+        return None, _one_line(str(exc))
+
+
+def _recover(body: bytes, has_entity_decls: bool, doc: OpmlDocument) -> list[etree._Element]:
+    """The top-level elements of the decoded, repaired and wrapped document, parsed with ``recover=True``."""
+    text = _decode(body, doc.warnings)
+    if has_entity_decls:
+        text = _drop_entity_declarations(text, doc.warnings)
+    wrapped = _wrap(_repair(text, doc.warnings))
+    parser = _parser(recover=True)
+    try:
+        wrapper = etree.fromstring(fix_surrogate_refs(wrapped.encode("utf-8", "surrogatepass")), parser)
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        wrapper = None
+        doc.warnings.append(f"recover parse failed: {_one_line(str(exc))}")
+    _log_parser_errors(parser, doc.warnings)
+    if wrapper is None:
+        return []
+    if _tag_name(wrapper) != _WRAPPER:  # the wrapper itself was lost
+        return [wrapper]
+    return [el for el in wrapper if isinstance(el.tag, str)]
+
+
+def _not_opml(tops: list[etree._Element]) -> str:
+    if not tops:
+        return "not an OPML document: no XML element found"
+    return f"not an OPML document: root element is <{_tag_name(tops[0])}>"
+
+
+def _note_ignored_elements(tops: list[etree._Element], opmls: list[etree._Element], warnings: list[str]) -> None:
+    """Warn about what is around the ``<opml>`` roots: junk before, more roots, other elements after."""
+    if tops[0] is not opmls[0]:
+        warnings.append(f"line {tops[0].sourceline}: <{_tag_name(tops[0])}> before the <opml> root ignored")
+    if len(opmls) > 1:
+        warnings.append(f"{len(opmls)} concatenated <opml> documents: outlines of all of them kept")
+    ignored = [el for el in tops[tops.index(opmls[0]) :] if el not in opmls]
+    if ignored:
+        warnings.append(f"line {ignored[0].sourceline}: {len(ignored)} element(s) after the <opml> root ignored")
+
+
 def _read_opml(opml: etree._Element, base: str, max_depth: int, doc: OpmlDocument) -> None:
-    head = _child(opml, "head")
-    if head is not None and doc.title is None:
-        title_el = _child(head, "title")
-        if title_el is not None:
-            doc.title = _clean("".join(title_el.itertext()))
+    """Add the head title (the first one found) and every outline of one ``<opml>`` element to ``doc``."""
+    if doc.title is None:
+        doc.title = _head_title(opml)
     body = _child(opml, "body")
     container = body if body is not None else opml
     seen_includes = set(doc.includes)
@@ -207,42 +221,13 @@ def _read_opml(opml: etree._Element, base: str, max_depth: int, doc: OpmlDocumen
     cut_count = 0
     while stack:
         el, depth, path = stack.pop()
-        attrs = _attributes(el)
-        text = _clean(attrs.get("text"))
-        title = _clean(attrs.get("title")) or text
-        otype = _clean(attrs.get("type"))
-        otype = otype.lower() if otype else None
-        line = el.sourceline
-
-        xml_url = _url(attrs.get("xmlurl"), base, line, "xmlUrl", doc.warnings)
-        html_url = _url(attrs.get("htmlurl"), base, line, "htmlUrl", doc.warnings)
-        link_url = _url(attrs.get("url"), base, line, "url", doc.warnings)
-        if link_url is not None:
-            if otype == "include" or (otype == "link" and urlsplit(link_url).path.lower().endswith(".opml")):
-                if link_url not in seen_includes:
-                    seen_includes.add(link_url)
-                    doc.includes.append(link_url)
-            elif otype == "link" and html_url is None:
-                html_url = link_url
-        if xml_url is not None or html_url is not None:
-            doc.outlines.append(
-                Outline(
-                    xml_url=xml_url,
-                    html_url=html_url,
-                    title=title,
-                    text=text,
-                    type=otype,
-                    categories=_categories(attrs.get("category")),
-                    path=path,
-                    line=line,
-                )
-            )
+        title = _read_outline(el, path, base, doc, seen_includes)
         children = _outline_children(el)
         if not children:
             continue
         if depth >= max_depth:
-            cut_lines.append(line or 0)
-            cut_count += sum(1 for sub in el.iter() if isinstance(sub.tag, str) and _local(sub) == "outline") - 1
+            cut_lines.append(_line(el) or 0)
+            cut_count += _descendant_outlines(el)
             continue
         child_path = (*path, title) if title else path
         stack.extend((child, depth + 1, child_path) for child in reversed(children))
@@ -252,7 +237,63 @@ def _read_opml(opml: etree._Element, base: str, max_depth: int, doc: OpmlDocumen
         )
 
 
+def _head_title(opml: etree._Element) -> str | None:
+    head = _child(opml, "head")
+    title_el = _child(head, "title") if head is not None else None
+    return _clean(_text_content(title_el)) if title_el is not None else None
+
+
+def _read_outline(
+    el: etree._Element, path: tuple[str, ...], base: str, doc: OpmlDocument, seen_includes: set[str]
+) -> str | None:
+    """Record one outline (a feed, a page, an include) in ``doc``; returns its label for its children's path."""
+    attrs = _attributes(el)
+    text = _clean(attrs.get("text"))
+    title = _clean(attrs.get("title")) or text
+    otype = _clean(attrs.get("type"))
+    otype = otype.lower() if otype else None
+    line = _line(el)
+    xml_url = _url(attrs.get("xmlurl"), base, line, "xmlUrl", doc.warnings)
+    html_url = _url(attrs.get("htmlurl"), base, line, "htmlUrl", doc.warnings)
+    link_url = _url(attrs.get("url"), base, line, "url", doc.warnings)
+    if link_url is not None:
+        html_url = _read_link(otype, link_url, html_url, doc, seen_includes)
+    if xml_url is not None or html_url is not None:
+        doc.outlines.append(
+            Outline(
+                xml_url=xml_url,
+                html_url=html_url,
+                title=title,
+                text=text,
+                type=otype,
+                categories=_categories(attrs.get("category")),
+                path=path,
+                line=line,
+            )
+        )
+    return title
+
+
+def _read_link(otype: str | None, link_url: str, html_url: str | None, doc: OpmlDocument, seen: set[str]) -> str | None:
+    """An outline's ``url``: an include is listed once; a ``type="link"`` page serves as ``html_url``; returns that."""
+    if otype == "include" or (otype == "link" and _path_of(link_url).lower().endswith(".opml")):
+        if link_url not in seen:
+            seen.add(link_url)
+            doc.includes.append(link_url)
+    elif otype == "link" and html_url is None:
+        return link_url
+    return html_url
+
+
 # --------------------------------------------------------------------------- helpers over elements
+
+
+def _path_of(url: str) -> str:
+    """The path of a URL; for one ``urlsplit`` refuses (a broken IPv6 literal), all before ``?`` or ``#``."""
+    try:
+        return urlsplit(url).path
+    except ValueError:
+        return url.split("#", 1)[0].split("?", 1)[0]
 
 
 def _local(el: etree._Element) -> str:
@@ -276,10 +317,26 @@ def _outline_children(el: etree._Element) -> list[etree._Element]:
     return [child for child in el if isinstance(child.tag, str) and _local(child).lower() == "outline"]
 
 
+def _descendant_outlines(el: etree._Element) -> int:
+    """How many outlines ``el`` holds at any depth."""
+    return sum(1 for sub in el.iter() if isinstance(sub.tag, str) and _local(sub) == "outline") - 1
+
+
+def _line(el: etree._Element) -> int | None:
+    line = el.sourceline
+    return line if isinstance(line, int) else None
+
+
+def _text_content(el: etree._Element) -> str:
+    return "".join(part for part in el.itertext() if isinstance(part, str))  # lxml gives str; the stubs allow bytes
+
+
 def _attributes(el: etree._Element) -> dict[str, str]:
     """Attribute names lower-cased (namespace dropped); the first non-blank value of a name wins."""
     out: dict[str, str] = {}
     for key, value in el.attrib.items():
+        if not isinstance(key, str) or not isinstance(value, str):  # lxml gives str; the stubs allow bytes
+            continue
         name = key.rpartition("}")[2].lower()
         if name not in out or (not out[name].strip() and value.strip()):
             out[name] = value
@@ -334,42 +391,31 @@ def _url(value: str | None, base: str, line: int | None, attr: str, warnings: li
 # --------------------------------------------------------------------------- decoding and repair
 
 
-_DECL_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:\-]+)["']""")
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-
-_NUL_PATTERNS = (
-    (b"<\x00\x00\x00", "utf-32-le"),
-    (b"\x00\x00\x00<", "utf-32-be"),
-    (b"<\x00", "utf-16-le"),
-    (b"\x00<", "utf-16-be"),
-)
-
-
 def _decode(body: bytes, warnings: list[str]) -> str:
-    for bom, encoding in _BOMS:
-        if body.startswith(bom):
-            text = body[len(bom) :].decode(encoding, "replace")
-            if "\ufffd" in text and "\ufffd".encode(encoding) not in body:
-                warnings.append(f"bytes not valid {encoding} despite the byte order mark; replaced")
-            return text
-    for prefix, encoding in _NUL_PATTERNS:  # UTF-16/32 without a byte order mark
-        if body.startswith(prefix):
-            return body.decode(encoding, "replace")
+    """The text of a document to repair (encoding rules: pipelines/document/encoding.py).
+
+    A byte order mark, then UTF-16/32 from the first bytes (a bare ``<`` and NUL
+    too: Python decodes it even where libxml2 would not), then the declared
+    encoding, UTF-8, windows-1252 and latin-1: the first that decodes.
+    """
+    bom = byte_order_mark(body)
+    if bom is not None:
+        mark, encoding = bom[0], codecs.lookup(bom[1]).name
+        text = body[len(mark) :].decode(encoding, "replace")
+        if "\ufffd" in text and "\ufffd".encode(encoding) not in body:
+            warnings.append(f"bytes not valid {encoding} despite the byte order mark; replaced")
+        return text
+    wide = first_bytes_encoding(body, bare_utf16=True)  # UTF-16/32 without a byte order mark
+    if wide is not None:
+        return body.decode(wide, "replace")
     declared: str | None = None
-    match = _DECL_ENCODING.match(body[:512])
-    if match:
-        name = match.group(1).decode("ascii")
+    name = declared_encoding(body[:512])
+    if name is not None:
         try:
             declared = codecs.lookup(name).name
         except LookupError:
             warnings.append(f"unknown encoding {name!r} declared; decoded as UTF-8 or windows-1252")
-        if declared is not None and declared.startswith(("utf-16", "utf-32")):
+        if declared is not None and is_wide(declared):
             declared = None  # no BOM and no NUL pattern: the bytes are not UTF-16/32 whatever the declaration says
     candidates = [enc for enc in (declared, "utf-8", "cp1252", "latin-1") if enc]
     for encoding in candidates:

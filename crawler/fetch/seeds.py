@@ -19,6 +19,9 @@ Rules (``read_seeds``):
   ``localhost``, IPv4 and bracketed IPv6 literals), an invalid port, and
   duplicates: the first occurrence wins, later ones get ``duplicate of line N``
   (compared after the normalisation above, ignoring any ``#fragment``).
+* An unsupported scheme, a missing host and a URL ``urlsplit`` refuses are
+  reported with the crawl's one set of URL messages (``crawler.fetch.urls``),
+  the same words a refused request gets in ``fetch_log``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
+
+from crawler.fetch.urls import FETCHED_SCHEMES, UrlFault, not_a_url, refusal
 
 __all__ = ["SeedProblem", "read_seeds", "read_seeds_file"]
 
@@ -109,18 +114,18 @@ def _check(line: str) -> tuple[str | None, str]:
         line = "http://" + line
     else:
         scheme = scheme_match.group(1).lower()
-        if scheme not in ("http", "https"):
-            return None, f"unsupported scheme '{scheme}' (only http and https)"
+        if scheme not in FETCHED_SCHEMES:
+            return None, refusal(UrlFault.UNSUPPORTED_SCHEME, scheme=scheme).reason
         if not line[len(scheme) + 1 :].startswith("//"):
             return None, "no '//' after the scheme"
     try:
         parts = urlsplit(line)
         port = parts.port
     except ValueError as exc:
-        return None, f"invalid URL: {exc}"
+        return None, not_a_url(exc).reason
     host = parts.hostname
     if not host:
-        return None, "no host"
+        return None, refusal(UrlFault.NO_HOST).reason
     reason = _host_problem(host)
     if reason:
         return None, reason

@@ -14,6 +14,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.fetch.discovery import discover
 from crawler.fetch.guess import guess_feed_urls
+from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
 from crawler.requests import context_of, first_url
 from crawler.spiders.census import CensusSpider
 from schemas.items import FeedLink, FetchRecord, PageLinks
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
 
 class AutodiscoveryMiddleware:
     """Finds advertised feeds on HTML pages and requests them.
@@ -37,6 +39,8 @@ class AutodiscoveryMiddleware:
         self.stats = crawler.stats
         self.follow_body = follow_body
         self.guess = guess
+        #: A feed link longer than this is judged href-too-long and not followed, as its request would be refused.
+        self.max_url_length = crawler.settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -72,7 +76,9 @@ class AutodiscoveryMiddleware:
             return
         ctx = context_of(response)
         headers = {"content-type": (response.headers.get(b"Content-Type") or b"").decode("latin-1")}
-        links = discover(response.body, response.url, headers, follow_body=self.follow_body)
+        links = discover(
+            response.body, response.url, headers, follow_body=self.follow_body, max_url_length=self.max_url_length
+        )
         self._count(links)
         yield PageLinks(
             page_url=response.url,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import CannotResolveHostError
+from twisted.internet import error as tx_error
 
 from crawler.fetch.netsafety import DEFAULT_MAX_URL_LENGTH, addresses_reason, check_request_url, needs_resolution
 from crawler.outcomes import RefusedRequest
@@ -60,8 +61,12 @@ class NetworkSafetyMiddleware:
         from twisted.internet import reactor
 
         try:
-            address = await maybe_deferred_to_future(reactor.resolve(name))  # type: ignore[attr-defined]
-        except Exception as exc:  # the download would fail the same way; say so once
+            address = await maybe_deferred_to_future(reactor.resolve(name))  # type: ignore[arg-type]
+        except (
+            tx_error.DNSLookupError,
+            tx_error.TimeoutError,
+            OSError,
+        ) as exc:  # the download would fail the same way; say so once
             raise CannotResolveHostError(f"DNS lookup failed for {name}: {type(exc).__name__}") from None
         why = addresses_reason(name, [address])
         if why:

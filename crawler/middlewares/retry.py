@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
-from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.response import response_status_message
 from twisted.internet import reactor
@@ -46,14 +46,30 @@ def retry_delay(
                 seconds = (when - (now or datetime.now(UTC))).total_seconds()
         if seconds is not None:
             return max(0.0, min(seconds, cap))
-    return min(base * 2 ** max(attempt - 1, 0), cap)
+    return min(base * 2.0 ** max(attempt - 1, 0), cap)
 
 
 class BackoffRetryMiddleware(RetryMiddleware):
+    """Scrapy's retry decisions (its settings, ``get_retry_request()``), with a wait before each retry."""
+
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
         self.base = settings.getfloat("FEEDCENSUS_RETRY_BACKOFF_BASE")
         self.cap = settings.getfloat("FEEDCENSUS_RETRY_AFTER_MAX")
+
+    def _retry_request(self, request: Request, reason: str | Exception) -> Request | None:
+        """The retry of ``request`` (None when it has had its tries), honouring per-request meta overrides."""
+        meta = request.meta
+        spider = self.crawler.spider
+        assert spider is not None
+        return get_retry_request(
+            request,
+            spider=spider,
+            reason=reason,
+            max_retry_times=meta.get("max_retry_times", self.max_retry_times),
+            priority_adjust=meta.get("priority_adjust", self.priority_adjust),
+            give_up_log_level=meta.get("give_up_log_level", self.give_up_log_level),
+        )
 
     async def _wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -62,7 +78,7 @@ class BackoffRetryMiddleware(RetryMiddleware):
     async def process_response(self, request: Request, response: Response) -> Request | Response:  # type: ignore[override]
         if request.meta.get("dont_retry", False) or response.status not in self.retry_http_codes:
             return response
-        retry = self._retry(request, response_status_message(response.status))
+        retry = self._retry_request(request, response_status_message(response.status))
         if retry is None:
             return response
         header = response.headers.get(b"Retry-After")
@@ -79,7 +95,7 @@ class BackoffRetryMiddleware(RetryMiddleware):
     async def process_exception(self, request: Request, exception: Exception) -> Request | Response | None:  # type: ignore[override]
         if not isinstance(exception, self.exceptions_to_retry) or request.meta.get("dont_retry", False):
             return None
-        retry = self._retry(request, exception)
+        retry = self._retry_request(request, exception)
         if retry is not None:
             await self._wait(retry_delay(retry.meta.get("retry_times", 1), None, base=self.base, cap=self.cap))
         return retry

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawler.outcomes import classify_failure
+from crawler.outcomes import classify_exception
 from crawler.requests import first_url, has_context
 from pipelines.writer import Dataset, dataset_of
 from schemas.items import FetchRecord
@@ -64,9 +64,7 @@ class RobotsLogMiddleware:
 
     def process_exception(self, request: Request, exception: Exception) -> Any:
         if is_robots_request(request):
-            from twisted.python.failure import Failure
-
-            outcome, status, error = classify_failure(Failure(exception))
+            outcome, status, error = classify_exception(exception)
             self._record(
                 FetchRecord(
                     url=first_url(request),

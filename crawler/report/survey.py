@@ -36,26 +36,37 @@ from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
 from pipelines.dataset.store import list_jobs, open_table
 from schemas.namespaces import PREFIXES
 from schemas.tables import TABLES, arrow_schema
+from schemas.vocab import DateForm, FeedMediaType
 
 __all__ = ["Survey", "SurveyError", "compute", "connect", "run"]
 
-#: The date forms of ``items.date_form``, in the order the report lists them.
-DATE_FORMS: dict[str, str] = {
-    "rfc822-universal": 'RFC 822 in one of the profile\'s three universal forms ("... +0000", "-0000", "GMT")',
-    "rfc822-other-zone": "RFC 822 with another time zone",
-    "rfc822-2digit-year": "RFC 822 with a two-digit year",
-    "iso8601": "ISO 8601 / W3C-DTF (dc:date, Atom)",
-    "other-parsed": "another form that could still be parsed",
-    "unparsed": "could not be parsed",
+#: What each ``items.date_form`` means (the names are schemas.vocab.DateForm).
+_DATE_FORM_MEANINGS: dict[DateForm, str] = {
+    DateForm.RFC822_UNIVERSAL: 'RFC 822 in one of the profile\'s three universal forms ("... +0000", "-0000", "GMT")',
+    DateForm.RFC822_OTHER_ZONE: "RFC 822 with another time zone",
+    DateForm.RFC822_2DIGIT_YEAR: "RFC 822 with a two-digit year",
+    DateForm.ISO8601: "ISO 8601 / W3C-DTF (dc:date, Atom)",
+    DateForm.OTHER_PARSED: "another form that could still be parsed",
+    DateForm.UNPARSED: "could not be parsed",
 }
+#: The date forms of ``items.date_form`` -> their meaning, in the order the
+#: report lists them (DateForm's order; every member must have a meaning above).
+DATE_FORMS: dict[str, str] = {form.value: _DATE_FORM_MEANINGS[form] for form in DateForm}
 NO_DATE = "(no date)"
 #: How headings name the formats.
 FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "rdf": "RSS 1.0 (RDF)"}
 #: Reflexive autodiscovery verdicts, in the order the report lists them.
 REFLEXIVE = ("advertises", "does_not_advertise", "page_unreachable", "no_link")
 NOT_CHECKED = "(not checked)"
-#: Link media types (lower-cased, parameters removed) -> the kind of feed advertised.
-LINK_KINDS = {"application/rss+xml": "RSS", "application/atom+xml": "Atom", "application/rdf+xml": "RDF"}
+#: How the report names the kind of feed each link media type advertises.
+_LINK_KIND_NAMES: dict[FeedMediaType, str] = {
+    FeedMediaType.RSS: "RSS",
+    FeedMediaType.ATOM: "Atom",
+    FeedMediaType.RDF: "RDF",
+}
+#: Link media types (lower-cased, parameters removed; schemas.vocab.FeedMediaType)
+#: -> the kind of feed advertised.
+LINK_KINDS: dict[str, str] = {media.value: _LINK_KIND_NAMES[media] for media in FeedMediaType}
 
 
 class SurveyError(Exception):
@@ -222,6 +233,23 @@ def _element_table(con: duckdb.DuckDBPyConnection, fmt: str, scope: str, n: int,
         r["board_2007"] = p.board_2007 if p else None
         r["survey_2005"] = p.survey_2005 if p else None
         r["variants"] = ", ".join(variants.get(r["element"], []))
+    cols, marks = _element_columns(fmt, scope)
+    what = "whose channel has the element" if scope == "channel" else "where any item has the element"
+    intro = f"Share of the {n} {fmt} feeds {what}"
+    intro += f"; share of their {items} items having it." if scope == "item" else "."
+    return Table(
+        f"{scope}_elements",
+        f"{FORMAT_NAMES.get(fmt, fmt)} {scope} elements ({n} feeds" + (f", {items} items)" if scope == "item" else ")"),
+        cols,
+        tuple(rows),
+        intro=intro,
+        notes=_element_notes(fmt, scope, rows),
+        chart=Chart("element", "pct_feeds", marks),
+    )
+
+
+def _element_columns(fmt: str, scope: str) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
+    """(columns, chart marks) of an element table: items only for items, published figures only for RSS."""
     cols = [Column("element", "element"), Column("feeds", "feeds", "int"), Column("pct_feeds", "% of feeds", "pct")]
     if scope == "item":
         cols += [Column("items", "items", "int"), Column("pct_items", "% of items", "pct")]
@@ -234,6 +262,10 @@ def _element_table(con: duckdb.DuckDBPyConnection, fmt: str, scope: str, n: int,
             marks += (("survey_2005", "2005 survey"),)
     cols.append(Column("flag", "flag"))
     cols.append(Column("variants", "case variants merged"))
+    return tuple(cols), marks
+
+
+def _element_notes(fmt: str, scope: str, rows: list[dict[str, Any]]) -> tuple[str, ...]:
     notes = []
     merged = [r for r in rows if r["variants"]]
     if merged:
@@ -255,18 +287,7 @@ def _element_table(con: duckdb.DuckDBPyConnection, fmt: str, scope: str, n: int,
         )
     if scope == "item" and fmt == "rss":
         notes.append(BOARD_2007_NOTE)
-    what = "whose channel has the element" if scope == "channel" else "where any item has the element"
-    intro = f"Share of the {n} {fmt} feeds {what}"
-    intro += f"; share of their {items} items having it." if scope == "item" else "."
-    return Table(
-        f"{scope}_elements",
-        f"{FORMAT_NAMES.get(fmt, fmt)} {scope} elements ({n} feeds" + (f", {items} items)" if scope == "item" else ")"),
-        tuple(cols),
-        tuple(rows),
-        intro=intro,
-        notes=tuple(notes),
-        chart=Chart("element", "pct_feeds", marks),
-    )
+    return tuple(notes)
 
 
 def _comparison(con: duckdb.DuckDBPyConnection, n: int, tables: dict[str, Table]) -> Table:

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 
 from crawler.extensions.resume import CrawlJournal
-from crawler.fetch.inputs import check_url, one_line, read_inputs
+from crawler.fetch.inputs import one_line, read_inputs
 from crawler.fetch.opml import OpmlDocument, parse_opml
+from crawler.fetch.urls import check_url
 from crawler.outcomes import classify_failure
 from crawler.requests import context_of, first_url, make_request
-from pipelines.document.feedparse import sniff  # TEMP until sniff.py
+from pipelines.document.sniff import sniff
 from pipelines.writer import Dataset, dataset_of
 from schemas.items import FeedDocument, FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
@@ -111,8 +112,7 @@ class CensusSpider(Spider):
             return make_request(url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias)
         if self.dataset.is_done(url):
             return None
-        outcome, reason = problem
-        return FetchRecord.for_context(ctx, url, outcome, error=reason)
+        return FetchRecord.for_context(ctx, url, problem.outcome, error=problem.reason)
 
     def follow(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request:
         """A request for a URL found in content (the network-safety middleware judges it, not this)."""

@@ -42,6 +42,7 @@ import os
 import re
 import secrets
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -108,34 +109,35 @@ class CompactResult:
 
     def __str__(self) -> str:
         jobs = sorted({p.job_id for p in self.partitions})
-        done = self.compacted
         head = (
-            f"Compacted {len(done)} of {len(self.partitions)} partitions of {len(jobs)} job(s) in {self.out}: "
+            f"Compacted {len(self.compacted)} of {len(self.partitions)} partitions of {len(jobs)} job(s) in {self.out}: "
             f"{self.files_before} files -> {self.files_after}, {self.rows:,} rows unchanged, "
             f"{_size(sum(p.bytes_before for p in self.partitions))} -> {_size(sum(p.bytes_after for p in self.partitions))}."
         )
-        parts = [head]
+        lines = (self._per_table(), self._left_alone(), self._leftovers())
+        return " ".join([head, *(line for line in lines if line)])
+
+    def _per_table(self) -> str:
         per_table = []
         for table in TABLES:
-            mine = [p for p in done if p.table == table]
+            mine = [p for p in self.compacted if p.table == table]
             if mine:
                 before = sum(p.files_before for p in mine)
                 after = sum(p.files_after for p in mine)
                 per_table.append(f"{table} {before} -> {after} files ({sum(p.rows for p in mine):,} rows)")
-        if per_table:
-            parts.append("Per table: " + "; ".join(per_table) + ".")
-        skipped: dict[str, int] = {}
-        for p in self.partitions:
-            if p.skipped is not None:
-                skipped[p.skipped] = skipped.get(p.skipped, 0) + 1
-        if skipped:
-            parts.append("Left alone: " + "; ".join(f"{n} {why}" for why, n in skipped.items()) + ".")
-        if self.leftovers:
-            parts.append(
-                f"{len(self.leftovers)} staging folder(s) of an interrupted compaction remain at the root "
-                f"({', '.join(self.leftovers)}); see docs/datasets.md before deleting them."
-            )
-        return " ".join(parts)
+        return "Per table: " + "; ".join(per_table) + "." if per_table else ""
+
+    def _left_alone(self) -> str:
+        skipped = Counter(p.skipped for p in self.partitions if p.skipped is not None)
+        return "Left alone: " + "; ".join(f"{n} {why}" for why, n in skipped.items()) + "." if skipped else ""
+
+    def _leftovers(self) -> str:
+        if not self.leftovers:
+            return ""
+        return (
+            f"{len(self.leftovers)} staging folder(s) of an interrupted compaction remain at the root "
+            f"({', '.join(self.leftovers)}); see docs/datasets.md before deleting them."
+        )
 
 
 def _size(n: int) -> str:
@@ -166,12 +168,7 @@ def compact_dataset(
     if file_rows < 1 or row_group_rows < 1:
         raise CompactError(f"file_rows and row_group_rows must be positive, not {file_rows} and {row_group_rows}")
     fs, root = resolve_root(out)
-    jobs_by_table = {table: list_jobs(out, table) for table in TABLES}
-    all_jobs = sorted({j for jobs in jobs_by_table.values() for j in jobs})
-    if not all_jobs:
-        raise CompactError(f"no dataset found in {out} (expected {out}/<table>/{PARTITION_KEY}=...)")
-    if job is not None and job not in all_jobs:
-        raise CompactError(f"no job {job!r} in {out}; jobs: {', '.join(all_jobs)}")
+    jobs_by_table = _jobs_by_table(out, job)
     results = []
     for table, jobs in jobs_by_table.items():
         for job_id in jobs:
@@ -183,6 +180,17 @@ def compact_dataset(
         if info.base_name.startswith(STAGING_PREFIX)
     )
     return CompactResult(out=out, partitions=tuple(results), leftovers=leftovers)
+
+
+def _jobs_by_table(out: str, job: str | None) -> dict[str, list[str]]:
+    """Each table's jobs; CompactError when there are none at all, or none named ``job``."""
+    jobs_by_table = {table: list_jobs(out, table) for table in TABLES}
+    all_jobs = sorted({j for jobs in jobs_by_table.values() for j in jobs})
+    if not all_jobs:
+        raise CompactError(f"no dataset found in {out} (expected {out}/<table>/{PARTITION_KEY}=...)")
+    if job is not None and job not in all_jobs:
+        raise CompactError(f"no job {job!r} in {out}; jobs: {', '.join(all_jobs)}")
+    return jobs_by_table
 
 
 def _is_part(info: pafs.FileInfo) -> bool:
@@ -198,65 +206,120 @@ def _fingerprint(infos: list[pafs.FileInfo]) -> list[tuple[str, int | None, Any]
     return [(i.base_name, i.size, i.mtime_ns) for i in infos]
 
 
+@dataclass(frozen=True, slots=True)
+class _Partition:
+    """One ``<table>/job_id=<job>`` folder as listed before compaction."""
+
+    table: str
+    job_id: str
+    path: str
+    #: Everything in the folder, sorted by name (to tell later whether it changed).
+    listing: list[pafs.FileInfo]
+
+    @property
+    def parts(self) -> list[pafs.FileInfo]:
+        return [i for i in self.listing if _is_part(i)]
+
+    @property
+    def size(self) -> int:
+        return sum(i.size or 0 for i in self.parts)
+
+    @property
+    def running(self) -> bool:
+        return any(i.base_name == RUNNING_MARKER for i in self.listing)
+
+    def unchanged(self, why: str, rows: int = 0) -> PartitionCompaction:
+        n = len(self.parts)
+        return PartitionCompaction(self.table, self.job_id, n, n, rows, self.size, self.size, why)
+
+
 def _compact_partition(
     fs: pafs.FileSystem, root: str, table: str, job_id: str, force: bool, file_rows: int, group_rows: int
 ) -> PartitionCompaction:
     pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
-    before = _snapshot(fs, pdir)
-    parts = [i for i in before if _is_part(i)]
-    size_before = sum(i.size or 0 for i in parts)
+    partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
+    why, rows = _reason_to_leave(fs, partition, force, file_rows)
+    if why is None:
+        why = _rewrite(fs, root, partition, rows, file_rows, group_rows)
+    if why is not None:
+        return partition.unchanged(why, rows)
+    after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
+    return PartitionCompaction(
+        table, job_id, len(partition.parts), len(after), rows, partition.size, sum(i.size or 0 for i in after)
+    )
 
-    def unchanged(why: str, rows: int = 0) -> PartitionCompaction:
-        return PartitionCompaction(table, job_id, len(parts), len(parts), rows, size_before, size_before, why)
 
-    if not force and any(i.base_name == RUNNING_MARKER for i in before):
-        return unchanged("being written by a crawl (.running marker)")
+def _reason_to_leave(fs: pafs.FileSystem, partition: _Partition, force: bool, file_rows: int) -> tuple[str | None, int]:
+    """(why the partition is left alone or None, its row count as far as it was read): steps 1 and 2."""
+    if not force and partition.running:
+        return "being written by a crawl (.running marker)", 0
     rows = 0
-    for info in parts:
+    major = SCHEMA_VERSION.split(".")[0]
+    for info in partition.parts:
         with fs.open_input_file(info.path) as f:
             meta = pq.read_metadata(f)
         version = check_version(meta.metadata, where=info.path)
-        if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
-            return unchanged(f"written by schema version {version}, not {SCHEMA_VERSION.split('.')[0]}.x")
+        if version.split(".")[0] != major:
+            return f"written by schema version {version}, not {major}.x", 0
         rows += meta.num_rows
-    if len(parts) <= max(1, math.ceil(rows / file_rows)):
-        return unchanged("already compact", rows)
+    if len(partition.parts) <= max(1, math.ceil(rows / file_rows)):
+        return "already compact", rows
+    return None, rows
 
+
+def _rewrite(
+    fs: pafs.FileSystem, root: str, partition: _Partition, rows: int, file_rows: int, group_rows: int
+) -> str | None:
+    """Steps 3 to 6: stage, check, record and swap in the new files; why not, when the partition changed."""
     token = secrets.token_hex(4)
     staging = f"{root}/{STAGING_PREFIX}{token}"
     new_dir = f"{staging}/new"
     fs.create_dir(new_dir, recursive=True)
     try:
-        seq = _next_seq(fs, root, job_id, parts)
-
-        def name_of(n: int) -> str:
-            return f"part-{seq + n:06d}-c{token}.parquet"
-
-        written = _write_compacted(fs, table, [i.path for i in parts], new_dir, name_of, file_rows, group_rows)
+        seq = _next_seq(fs, root, partition.job_id, partition.parts)
+        name_of = _namer(seq, token)
+        sources = [i.path for i in partition.parts]
+        written = _write_compacted(fs, partition.table, sources, new_dir, name_of, file_rows, group_rows)
         if sum(n for _, n in written) != rows:
-            raise CompactError(f"{pdir}: wrote {sum(n for _, n in written)} rows, read {rows}; left untouched")
-        if _fingerprint(_snapshot(fs, pdir)) != _fingerprint(before):
-            return unchanged("changed while being compacted (run compact again)", rows)
-        local = isinstance(fs, pafs.LocalFileSystem)
-        if local:
-            # Files that are not parts (anything but writer temp files) move along with the partition.
-            for info in before:
-                if info.type == pafs.FileType.File and not _is_part(info) and not info.base_name.endswith(".tmp"):
-                    fs.copy_file(info.path, f"{new_dir}/{info.base_name}")
-        _record_commits(fs, root, table, job_id, written, [i.base_name for i in parts])
-        if local:
-            _swap_local(new_dir, pdir, f"{staging}/old")
-        else:
-            for name, _ in written:
-                fs.copy_file(f"{new_dir}/{name}", f"{pdir}/{name}")
-            for info in parts:
-                fs.delete_file(info.path)
+            raise CompactError(
+                f"{partition.path}: wrote {sum(n for _, n in written)} rows, read {rows}; left untouched"
+            )
+        if _fingerprint(_snapshot(fs, partition.path)) != _fingerprint(partition.listing):
+            return "changed while being compacted (run compact again)"
+        _install(fs, root, partition, written, staging)
     finally:
         fs.delete_dir(staging)
-    after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
-    return PartitionCompaction(
-        table, job_id, len(parts), len(after), rows, size_before, sum(i.size or 0 for i in after)
-    )
+    return None
+
+
+def _namer(seq: int, token: str) -> Callable[[int], str]:
+    """Names of the new files: commit sequence numbers from ``seq`` on, marked by ``token``."""
+
+    def name_of(n: int) -> str:
+        return f"part-{seq + n:06d}-c{token}.parquet"
+
+    return name_of
+
+
+def _install(
+    fs: pafs.FileSystem, root: str, partition: _Partition, written: list[tuple[str, int]], staging: str
+) -> None:
+    """Record the staged files as commits and put them in place of the partition's parts."""
+    new_dir = f"{staging}/new"
+    local = isinstance(fs, pafs.LocalFileSystem)
+    if local:
+        # Files that are not parts (anything but writer temp files) move along with the partition.
+        for info in partition.listing:
+            if info.type == pafs.FileType.File and not _is_part(info) and not info.base_name.endswith(".tmp"):
+                fs.copy_file(info.path, f"{new_dir}/{info.base_name}")
+    _record_commits(fs, root, partition.table, partition.job_id, written, [i.base_name for i in partition.parts])
+    if local:
+        _swap_local(new_dir, partition.path, f"{staging}/old")
+        return
+    for name, _ in written:
+        fs.copy_file(f"{new_dir}/{name}", f"{partition.path}/{name}")
+    for info in partition.parts:
+        fs.delete_file(info.path)
 
 
 def _next_seq(fs: pafs.FileSystem, root: str, job_id: str, parts: list[pafs.FileInfo]) -> int:

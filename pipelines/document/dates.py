@@ -1,7 +1,7 @@
-"""Parse feed dates and say which form they were written in.
+"""Parse feed dates and say which form they were written in; read RFC 822 date-times.
 
-:func:`parse_date` returns ``(datetime in UTC or None, form)``. The forms, in
-the order they are tried:
+:func:`parse_date` returns ``(datetime in UTC or None, form)``, the form a
+:class:`schemas.vocab.DateForm`. The forms, in the order they are tried:
 
 ``rfc822-universal``
     Exactly one of the three forms the RSS Best Practices Profile (section
@@ -17,7 +17,8 @@ the order they are tried:
     Any other valid RFC 822 date-time with a four-digit year (the profile's
     one amendment to RFC 822): another zone (``EST``, ``PDT``, ``UT``, ``Z``,
     military letters, ``+hhmm``), no weekday, no seconds, other
-    capitalisation or spacing. RFC 822 comments are not supported.
+    capitalisation or spacing. RFC 822 comments are not supported here (the
+    profile checks strip them with :func:`without_comments` first).
 ``rfc822-2digit-year``
     A valid RFC 822 date-time with a two-digit year (00-49 is read as
     20xx, 50-99 as 19xx, as RFC 2822 section 4.3 says).
@@ -35,19 +36,49 @@ the order they are tried:
 ``unparsed``
     Nothing could read it.
 
-Military zones other than ``Z`` are read as UTC: RFC 822 defined their signs
-backwards and RFC 2822 says to treat them as ``-0000``. Dates with no zone are
-taken as UTC. Results are always aware datetimes in UTC.
+RFC 822 is tokenised here and only here: :func:`read_rfc822` reads a
+date-time into its parts (:class:`Rfc822DateTime`), and both
+:func:`parse_date` and the profile's date rules
+(``pipelines.document.checks.datetimes``) use it, so the census and the
+checks never disagree on what is a valid RFC 822 date-time or what instant
+it names. Decisions:
+
+* **Military zones.** RFC 822 section 5 defines the single letters ``A``-``I``,
+  ``K``-``Z`` (no ``J``) as zones, with their signs backwards; RFC 1123
+  5.2.14 says they therefore carry no information and RFC 2822 section 4.3
+  says to treat them as ``-0000``: the time is in Universal Time and the
+  local zone is unknown. So a military letter is a *valid* zone (not a
+  syntax error), it is read as offset 0 (UTC), and it is marked
+  (:attr:`Rfc822DateTime.military`) so the checks can warn about it
+  (``date-military-zone``; the profile says not to use them). ``Z`` is
+  plain UT and is not marked. An item date with a military zone is
+  therefore also subject to the "in the future" rule, read as UTC.
+* **White space.** RFC 822 (3.1.4) allows linear white space between any two
+  lexical tokens, so spaces around ``,`` and ``:`` and before the zone are
+  accepted, as are runs of white space; the checks warn about runs
+  (``date-comment-or-extra-space``), not about single spaces.
+* **Validity.** A date-time is read only if it names a real calendar day
+  (year 1 to 9999), an hour 0-23, a minute 0-59, a second 0-60 (60, a leap
+  second, is read as 59) and a zone whose minutes are 0-59. Names are
+  matched without regard to ASCII case.
+* Dates with no zone (other tiers only) are taken as UTC. Results are always
+  aware datetimes in UTC.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
-DATE_FORMS = ("rfc822-universal", "rfc822-other-zone", "rfc822-2digit-year", "iso8601", "other-parsed", "unparsed")
+from schemas.vocab import DateForm
+
+__all__ = ["DATE_FORMS", "Rfc822DateTime", "parse_date", "read_rfc822", "read_universal", "without_comments"]
+
+#: Every date form, in the order :func:`parse_date` tries them.
+DATE_FORMS: tuple[DateForm, ...] = tuple(DateForm)
 
 _MONTHS = {
     m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
@@ -57,35 +88,37 @@ _FULL_MONTHS = {
     "august": 8, "september": 9, "sept": 9, "october": 10, "november": 11, "december": 12,
 }  # fmt: skip
 _MONTH_ANY = _MONTHS | _FULL_MONTHS
+_WEEKDAYS = {d: i for i, d in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))}
+_MONTHS_CAP = {m.capitalize(): i for m, i in _MONTHS.items()}
+_WEEKDAYS_CAP = {d.capitalize(): i for d, i in _WEEKDAYS.items()}
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
-#: RFC 822 zones other than +hhmm, as minutes east of UTC.
+#: RFC 822 zones other than +hhmm and the military letters, as minutes east of UTC.
 _RFC822_ZONES: dict[str, int] = {
     "UT": 0, "GMT": 0, "Z": 0,
     "EST": -300, "EDT": -240, "CST": -360, "CDT": -300,
     "MST": -420, "MDT": -360, "PST": -480, "PDT": -420,
 }  # fmt: skip
-# Military letters (J is not a zone): read as UTC, see the module docstring.
-_RFC822_ZONES.update({c: 0 for c in "ABCDEFGHIKLMNOPQRSTUVWXY"})
-#: Zones the tolerant tier also knows.
-_LENIENT_ZONES = _RFC822_ZONES | {"UTC": 0}
+#: RFC 822's military letters other than Z (J is not a zone): read as -0000, see the module docstring.
+_MILITARY = frozenset("ABCDEFGHIKLMNOPQRSTUVWXY")
+#: Zones the tolerant tier knows.
+_LENIENT_ZONES = _RFC822_ZONES | {c: 0 for c in _MILITARY} | {"UTC": 0}
 
-_UNIVERSAL = re.compile(
-    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} "
-    r"\d\d:\d\d:\d\d (?:\+0000|-0000|GMT)"
-)
-#: ``_UNIVERSAL`` with its parts captured (day, month, year, hh, mm, ss); every zone it allows is UTC.
+#: The profile's three universal forms, with their parts captured (weekday, day, month, year, hh, mm, ss);
+#: every zone they allow is UTC.
 _UNIVERSAL_PARTS = re.compile(
-    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) "
+    r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) "
     r"(\d\d):(\d\d):(\d\d) (?:\+0000|-0000|GMT)"
 )
-_MONTHS_CAP = {m.capitalize(): i for m, i in _MONTHS.items()}
+#: An RFC 822 date-time (four-digit years allowed): weekday, day, month, year, hh, mm, ss, zone.
 _RFC822 = re.compile(
-    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)\s*,\s*)?"
+    r"(?:(mon|tue|wed|thu|fri|sat|sun)\s*,\s*)?"
     r"(\d{1,2})\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\s+(\d{4}|\d{2})\s+"
     r"(\d\d)\s*:\s*(\d\d)(?:\s*:\s*(\d\d))?\s*"
     r"(ut|gmt|[ecmp][sd]t|[a-ik-z]|[+-]\d{4})",
     re.IGNORECASE,
 )
+_COMMENT = re.compile(r"\([^()]*\)")
 _ISO = re.compile(
     r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:[Tt ](\d\d):(\d\d)(?::(\d\d)(?:[.,](\d+))?)?\s*"
     r"([Zz]|[+-]\d\d(?::?\d\d)?)?)?)?)?"
@@ -97,9 +130,128 @@ _LENIENT = re.compile(
     r"(?:([a-z]{1,4})|([+-])(\d\d):?(\d\d)?)?",
     re.IGNORECASE,
 )
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
-def parse_date(raw: str | None) -> tuple[datetime | None, str | None]:
+# ---------------------------------------------------------------- RFC 822: the one tokeniser
+
+
+class Rfc822DateTime(NamedTuple):
+    """An RFC 822 date-time read into its parts (see :func:`read_rfc822`). A tuple: made for every date read."""
+
+    weekday: int | None  #: as written, 0 = Monday; None when omitted (not checked against the date)
+    day: int
+    month: int
+    year: int  #: two-digit years expanded (00-49: 20xx, 50-99: 19xx)
+    hour: int
+    minute: int
+    second: int  #: 0 when omitted; 60 (a leap second) as written
+    offset: int  #: minutes east of UTC; 0 for a military zone (read as -0000)
+    two_digit_year: bool
+    military: bool  #: a military letter other than Z
+    universal: bool  #: written exactly in one of the profile's three universal forms
+
+    def is_real(self) -> bool:
+        """A real calendar day (year 1-9999) and time of day: hour 0-23, minute 0-59, second 0-60."""
+        return (
+            self.year >= 1
+            and 1 <= self.day <= (29 if self.month == 2 and calendar.isleap(self.year) else _MONTH_DAYS[self.month])
+            and self.hour <= 23
+            and self.minute <= 59
+            and self.second <= 60
+        )
+
+    def instant(self) -> tuple[float, bool]:
+        """(Seconds since the epoch, a leap second read as :59; whether the weekday, if written, is the date's)."""
+        weekday, day, month, year, hour, minute, second, offset = self[:8]
+        d = date(year, month, day)
+        seconds = ((d.toordinal() - _EPOCH_ORDINAL) * 24 + hour) * 3600 + minute * 60 + min(second, 59) - offset * 60
+        return float(seconds), weekday is None or weekday == d.weekday()
+
+    def to_datetime(self) -> datetime | None:
+        """The instant as an aware UTC datetime; None when the zone or result is outside ``datetime``'s range."""
+        return _build(self.year, self.month, self.day, self.hour, self.minute, self.second, 0, self.offset)
+
+    def form(self) -> DateForm:
+        """Which of the three RFC 822 date forms this is."""
+        if self.two_digit_year:
+            return DateForm.RFC822_2DIGIT_YEAR
+        return DateForm.RFC822_UNIVERSAL if self.universal else DateForm.RFC822_OTHER_ZONE
+
+
+def read_universal(s: str) -> Rfc822DateTime | None:
+    """``s`` (stripped) read as one of the profile's three universal forms, or None.
+
+    The common case, read directly: whenever this returns a result,
+    :func:`read_rfc822` returns the same one.
+    """
+    m = _UNIVERSAL_PARTS.fullmatch(s)
+    if m is None:
+        return None
+    wd, day, mon, year, hh, mm, ss = m.groups()
+    parts = Rfc822DateTime(
+        _WEEKDAYS_CAP[wd], int(day), _MONTHS_CAP[mon], int(year), int(hh), int(mm), int(ss), 0, False, False, True
+    )
+    return parts if parts.is_real() else None
+
+
+def read_rfc822(s: str) -> Rfc822DateTime | None:
+    """``s`` (stripped, comments removed) read as an RFC 822 date-time; None when it is not a valid one.
+
+    Valid: RFC 822 syntax (four-digit years allowed) naming a real day and
+    time, see the module docstring. The weekday is read, not checked.
+    """
+    return read_universal(s) or _read_rfc822_general(s)
+
+
+def without_comments(value: str) -> str:
+    """``value`` with its RFC 822 comments (nested a few levels deep) each replaced by a space."""
+    cleaned = value
+    for _ in range(4):
+        new = _COMMENT.sub(" ", cleaned)
+        if new == cleaned:
+            break
+        cleaned = new
+    return cleaned
+
+
+def _read_rfc822_general(s: str) -> Rfc822DateTime | None:
+    """:func:`read_rfc822` without the shortcut for the universal forms."""
+    m = _RFC822.fullmatch(s)
+    if m is None:
+        return None
+    wd, day, mon, year, hh, mm, ss, zone = m.groups()
+    weekday = None if wd is None else _WEEKDAYS.get(wd.lower())
+    month = _MONTHS.get(mon.lower())
+    offset = _zone_offset(zone)
+    if month is None or offset is None or (wd is not None and weekday is None):
+        return None  # a zone minute over 59, or a letter that matched only by Unicode case folding
+    parts = Rfc822DateTime(
+        weekday, int(day), month, _year(year), int(hh), int(mm), int(ss or 0), offset,
+        two_digit_year=len(year) == 2,
+        military=zone.upper() in _MILITARY,
+        universal=_UNIVERSAL_PARTS.fullmatch(s) is not None,
+    )  # fmt: skip
+    return parts if parts.is_real() else None
+
+
+def _zone_offset(zone: str) -> int | None:
+    """Minutes east of UTC for an RFC 822 zone (military letters: 0); None when it is not one."""
+    if zone[0] in "+-":
+        minutes = int(zone[3:5])
+        if minutes > 59:
+            return None
+        return (int(zone[1:3]) * 60 + minutes) * (-1 if zone[0] == "-" else 1)
+    upper = zone.upper()
+    if upper in _MILITARY:
+        return 0
+    return _RFC822_ZONES.get(upper)
+
+
+# ---------------------------------------------------------------- parse_date
+
+
+def parse_date(raw: str | None) -> tuple[datetime | None, DateForm | None]:
     """Parse a feed date; return ``(aware datetime in UTC or None, form)``.
 
     ``(None, None)`` for ``None`` or blank input. Never raises.
@@ -111,42 +263,39 @@ def parse_date(raw: str | None) -> tuple[datetime | None, str | None]:
         if not s:
             return None, None
         return _parse(s)
-    except Exception:  # the contract: never raise, whatever the input
-        return None, "unparsed"
+    except (ValueError, LookupError, OverflowError):  # defensive: no input is known to raise (tests look)
+        return None, DateForm.UNPARSED
 
 
-def _parse(s: str) -> tuple[datetime | None, str]:
-    m = _UNIVERSAL_PARTS.fullmatch(s)
-    if m is not None:  # the common case, read directly: same result as the general path below
-        day, mon, year, hh, mm, ss = m.groups()
-        dt = _build(int(year), _MONTHS_CAP[mon], int(day), int(hh), int(mm), int(ss), 0, 0)
+def _parse(s: str) -> tuple[datetime | None, DateForm]:
+    parts = read_universal(s)
+    if parts is not None:  # the common case, read directly: same result as the general path below
+        dt = parts.to_datetime()
         if dt is not None:
-            return dt, "rfc822-universal"
+            return dt, DateForm.RFC822_UNIVERSAL
     return _parse_general(s)
 
 
-def _parse_general(s: str) -> tuple[datetime | None, str]:
-    m = _RFC822.fullmatch(s)
-    if m is not None:
-        dt = _rfc822(m)
+def _parse_general(s: str) -> tuple[datetime | None, DateForm]:
+    parts = _read_rfc822_general(s)
+    if parts is not None:
+        dt = parts.to_datetime()
         if dt is not None:
-            if len(m.group(3)) == 2:
-                return dt, "rfc822-2digit-year"
-            return dt, "rfc822-universal" if _UNIVERSAL.fullmatch(s) else "rfc822-other-zone"
+            return dt, parts.form()
     m = _ISO.fullmatch(s)
     if m is not None:
         dt = _iso(m)
         if dt is not None:
-            return dt, "iso8601"
+            return dt, DateForm.ISO8601
     m = _LENIENT.fullmatch(s)
     if m is not None:
         dt, known = _lenient(m)
         if dt is not None:
-            return dt, "other-parsed"
+            return dt, DateForm.OTHER_PARSED
         if known:  # read and found impossible (31 Feb, 25:00): dateparser would not do better
-            return None, "unparsed"
+            return None, DateForm.UNPARSED
     dt = _fallback(s)
-    return (dt, "other-parsed") if dt is not None else (None, "unparsed")
+    return (dt, DateForm.OTHER_PARSED) if dt is not None else (None, DateForm.UNPARSED)
 
 
 def _year(text: str) -> int:
@@ -166,18 +315,6 @@ def _build(y: int, mo: int, d: int, h: int, mi: int, sec: int, micro: int, offse
         return dt if offset_min == 0 else dt.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
-
-
-def _rfc822(m: re.Match[str]) -> datetime | None:
-    day, mon, year, hh, mm, ss, zone = m.groups()
-    if zone[0] in "+-":
-        hours, minutes = int(zone[1:3]), int(zone[3:5])
-        if minutes > 59:
-            return None
-        offset = (hours * 60 + minutes) * (-1 if zone[0] == "-" else 1)
-    else:
-        offset = _RFC822_ZONES[zone.upper()]
-    return _build(_year(year), _MONTHS[mon.lower()], int(day), int(hh), int(mm), int(ss or 0), 0, offset)
 
 
 def _iso(m: re.Match[str]) -> datetime | None:
@@ -230,7 +367,7 @@ def _fallback(s: str) -> datetime | None:
 
     try:
         dt = dateparser.parse(s, settings=_DATEPARSER_SETTINGS)
-    except Exception:
+    except Exception:  # dateparser is third-party code fed arbitrary text: any failure means "not read"
         return None
     if dt is None:
         return None

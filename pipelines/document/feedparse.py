@@ -3,8 +3,8 @@
 :func:`parse_feed` takes the bytes of a response and returns a
 :class:`ParsedFeed`: the format and version recognised from the content
 (never from Content-Type), channel fields, the items, and ``usage``: how often
-each element and attribute occurs at each level. :func:`sniff` tells a feed
-from an OPML list or an HTML page by looking at the first bytes only.
+each element and attribute occurs at each level. (Telling a feed from an
+OPML list or an HTML page by its first bytes is :mod:`pipelines.document.sniff`.)
 
 Decisions, written down once:
 
@@ -40,7 +40,21 @@ Encodings
     charset, the document is parsed strictly again with that one; if it then
     parses, it is well-formed and ``encoding`` names the charset that worked.
     ``encoding`` is the lower-cased name actually used (``utf-16le`` for a
-    UTF-16 byte order mark...).
+    UTF-16 byte order mark...). How the mark, the first bytes, the declaration
+    and the header are read is :mod:`pipelines.document.encoding`, shared with
+    the sniffer and the OPML reader.
+
+One pass, handlers by name
+    The tree is walked once: every child of the channel and of each item is
+    tallied, and those whose values are read go to a small handler found by
+    name in a table of the format family (``_Rules``: RSS, RDF, Atom 1.0 and
+    0.3, bare or prefixed). A handler writes straight into the
+    :class:`ParsedFeed` (the channel's values) or the :class:`ParsedItem`;
+    title and link handlers are the same for both, and an Atom link goes on
+    to a handler by its ``rel`` (``alternate`` for both, ``self`` for the
+    channel, ``enclosure`` for an item). Everything else is only tallied.
+    A field keeps the first non-blank value found (categories: all of
+    them; an item's enclosure: the first enclosure, whatever it holds).
 
 Element names
     :func:`schemas.namespaces.element_name`, in every format: an Atom feed's
@@ -111,42 +125,48 @@ import codecs
 import re
 import secrets
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from html import unescape
 from html.entities import html5
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urljoin
 
 from lxml import etree
 
 from pipelines.document.dates import parse_date
+from pipelines.document.encoding import How, header_charset, is_wide, same_charset, xml_encoding
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
+from schemas.vocab import DateForm, FeedFormat
 
-__all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed", "sniff"]
+__all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class ParsedItem:
+    """One item or entry. The parser fills it in place as it reads the item's children."""
+
     position: int
-    guid: str | None
-    guid_is_permalink: bool | None
-    link: str | None
-    title: str | None
-    author: str | None
-    categories: list[str]
-    enclosure_url: str | None
-    enclosure_type: str | None
-    enclosure_length: int | None
-    pub_date_raw: str | None
-    pub_date: datetime | None
-    date_form: str | None
+    guid: str | None = None
+    guid_is_permalink: bool | None = None
+    link: str | None = None
+    title: str | None = None
+    author: str | None = None
+    categories: list[str] = field(default_factory=list)
+    enclosure_url: str | None = None
+    enclosure_type: str | None = None
+    enclosure_length: int | None = None
+    pub_date_raw: str | None = None
+    pub_date: datetime | None = None
+    date_form: DateForm | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Usage:
+    """How often one element or attribute occurs at one scope (see "Scopes of the tally" above)."""
+
     scope: str
     element: str
     count: int
@@ -154,20 +174,22 @@ class Usage:
     defined: bool
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class ParsedFeed:
-    format: str  # 'rss' | 'rdf' | 'atom' | 'unknown'
+    """A parsed document; the channel's values are filled in place as its children are read."""
+
+    format: FeedFormat
     version: str | None
     well_formed: bool
     error: str | None
     encoding: str | None
-    title: str | None
-    link: str | None
-    language: str | None
-    self_url: str | None
-    items: list[ParsedItem]
-    usage: list[Usage]
-    root: Any | None
+    title: str | None = None
+    link: str | None = None
+    language: str | None = None
+    self_url: str | None = None
+    items: list[ParsedItem] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)
+    root: Any | None = None
     #: Only from ``parse_feed(..., with_notes=True)``: pass it to ``check_feed`` with ``root``.
     notes: TreeNotes | None = None
 
@@ -276,36 +298,6 @@ _DEFINED_PREFIXED: dict[str, dict[str, frozenset[str]]] = {
     "atom03": _prefix_table(_ATOM03_DEFINED, "atom03:"),
 }
 
-#: Channel and item children whose values are read (everything else is only
-#: tallied): output name -> the field it feeds, per own prefix ('' = bare).
-_CHANNEL_FIELDS_RSS: dict[str, str] = {
-    n: n for n in _names("title link language dc:language item atom:link atom03:link")
-}
-_ITEM_FIELDS_RSS: dict[str, str] = {
-    n: n
-    for n in _names(
-        "title link guid id author dc:creator category enclosure pubDate dc:date",
-        "published updated issued modified created",
-    )
-}
-
-
-def _atom_fields(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
-    channel = {"atom:link": "atom:link", "atom03:link": "atom03:link", "dc:language": "dc:language"}
-    channel |= {prefix + n: n for n in _names("title link language")}
-    channel[prefix + "entry"] = "item"
-    item = {"dc:creator": "dc:creator", "dc:date": "dc:date"}
-    item |= {prefix + n: n for n in _names("title link id author category published updated issued modified created")}
-    return channel, item
-
-
-_ATOM_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {p: _atom_fields(p) for p in ("", "atom:", "atom03:")}
-_DATE_ORDER = {
-    "rss": ("pubDate", "dc:date"),
-    "rdf": ("pubDate", "dc:date"),
-    "atom": ("published", "updated", "dc:date"),
-    "atom03": ("issued", "modified", "created", "published", "updated", "dc:date"),
-}
 
 # --------------------------------------------------------------------------- names
 
@@ -323,6 +315,16 @@ def _name_of(tag: str, mode: str, cache: dict[str, str]) -> str:
         cache.clear()
     cache[tag] = name
     return name
+
+
+def _names_for(mode: str) -> dict[str, str]:
+    """The name cache of a naming mode (a fresh one, not kept, once there are enough modes)."""
+    names = _NAME_CACHES.get(mode)
+    if names is None:
+        names = {}
+        if len(_NAME_CACHES) < _NAME_CACHE_MODES:
+            _NAME_CACHES[mode] = names
+    return names
 
 
 # --------------------------------------------------------------------------- XML parsing
@@ -344,65 +346,15 @@ def _parser(encoding: str | None, recover: bool) -> etree.XMLParser:
     return parser
 
 
-_DECL_ENCODING = re.compile(rb"""\s*<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z][\w.:+-]{0,40})["']""")
-_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^"';,\s]+)""", re.IGNORECASE)
 _ERROR_TAIL = re.compile(r"\s*\(<string>, line \d+\)$")
 _ENCODING_ERROR = re.compile(r"encoding|UTF-8|UTF-16|bytes|Unsupported|Document labelled", re.IGNORECASE)
+#: What lxml raises on a document it cannot read (ValueError: e.g. odd input lxml refuses outright).
+_PARSE_ERRORS = (etree.LxmlError, ValueError)
 
-_WIDE_ENCODINGS = ("utf-16", "utf16", "utf-32", "utf32", "ucs-2", "ucs2", "ucs-4", "ucs4", "iso-10646-ucs")
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xff\xfe\x00\x00", "utf-32le"),
-    (b"\x00\x00\xfe\xff", "utf-32be"),
-    (b"\xff\xfe", "utf-16le"),
-    (b"\xfe\xff", "utf-16be"),
-)
-_PATTERNS: tuple[tuple[bytes, str], ...] = (
-    (b"<\x00\x00\x00", "utf-32le"),
-    (b"\x00\x00\x00<", "utf-32be"),
-    (b"<\x00?\x00", "utf-16le"),
-    (b"\x00<\x00?", "utf-16be"),
-)
-
-
-def _document_encoding(body: bytes) -> tuple[str, str]:
-    """(encoding, how): how is 'bom', 'pattern', 'declared' or 'default'."""
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name, "bom"
-    head = body[:4]
-    for pattern, name in _PATTERNS:
-        if head == pattern:
-            return name, "pattern"
-    m = _DECL_ENCODING.match(body)
-    if m is not None:
-        return m.group(1).decode("ascii").lower(), "declared"
-    return "utf-8", "default"
-
-
-def _header_charset(headers: Mapping[str, str] | None) -> str | None:
-    if not headers:
-        return None
-    try:
-        for key, value in headers.items():
-            k = key.decode("latin-1") if isinstance(key, bytes) else str(key)
-            if k.lower() != "content-type":
-                continue
-            if isinstance(value, list | tuple):
-                value = value[0] if value else ""
-            v = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-            m = _CHARSET.search(v)
-            return m.group(1).lower() if m else None
-    except Exception:
-        return None
-    return None
-
-
-def _same_charset(a: str, b: str) -> bool:
-    try:
-        return codecs.lookup(a).name == codecs.lookup(b).name
-    except LookupError:
-        return a == b
+#: (encoding forced on lxml, or None to let it read the document; the name to report)
+_Candidate = tuple[str | None, str]
+#: (root or None, well_formed, first error, encoding used)
+_Parsed = tuple[Any, bool, str | None, str | None]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -410,51 +362,59 @@ def _one_line(exc: BaseException) -> str:
     return _ERROR_TAIL.sub("", msg)
 
 
-def _parse_xml(
-    body: bytes, header_charset: str | None, notes: TreeNotes | None = None
-) -> tuple[Any, bool, str | None, str | None]:
-    """(root or None, well_formed, first error, encoding used).
+def _parse_xml(body: bytes, charset: str | None, notes: TreeNotes | None = None) -> _Parsed:
+    """(root or None, well_formed, first error, encoding used); ``charset`` is the HTTP one.
 
     With ``notes``, large CDATA sections may be lifted (the texts of the tree
     then need ``notes.restore``); the results are the same.
     """
-    doc_enc, how = _document_encoding(body)
-    if (
-        notes is not None
-        and doc_enc in ("utf-8", "utf8")
-        and (how != "default" or not header_charset or _same_charset(header_charset, "utf-8"))
-        and _lift_cdata(body, notes)
-    ):
-        try:
-            root = etree.fromstring(notes.body, _parser(None, False))
-        except Exception:
-            root = None  # the plain path below parses the document itself and reports the error
-        notes.body = b""
-        if root is not None and (root.getroottree().docinfo.encoding or "").lower() in ("utf-8", "utf8"):
+    doc_enc, how = xml_encoding(body)
+    if notes is not None and _read_as_utf8(doc_enc, how, charset) and _lift_cdata(body, notes):
+        root = _parse_lifted(notes)
+        if root is not None:
             return root, True, None, doc_enc
-        notes._spans = []  # not well-formed, or not read as UTF-8 after all: parse the document itself
-    # Candidates: (encoding forced on lxml or None to let it read the document, name to report).
-    candidates: list[tuple[str | None, str]] = []
-    if how in ("bom", "pattern"):
-        candidates.append((None, doc_enc))
-    elif how == "declared":
-        candidates.append((None, doc_enc))
-        if header_charset and not _same_charset(header_charset, doc_enc):
-            candidates.append((header_charset, header_charset))
-    else:
-        if header_charset and not _same_charset(header_charset, "utf-8"):
-            candidates.append((header_charset, header_charset))
-        candidates.append((None, "utf-8"))
+    candidates, note = _candidates(doc_enc, how, charset)
+    return _parse_strict(body, candidates, note, doc_enc, how)
 
-    note: str | None = None  # a problem found before parsing: the document is not well-formed
-    if how == "declared" and doc_enc.startswith(_WIDE_ENCODINGS):
+
+def _read_as_utf8(doc_enc: str, how: How, charset: str | None) -> bool:
+    """Whether the first candidate is UTF-8 read by lxml itself (large CDATA may then be lifted)."""
+    return doc_enc in ("utf-8", "utf8") and (how != How.DEFAULT or not charset or same_charset(charset, "utf-8"))
+
+
+def _parse_lifted(notes: TreeNotes) -> Any:
+    """The tree of ``notes.body``; None (and nothing lifted) unless it is well-formed and read as UTF-8."""
+    try:
+        root = etree.fromstring(notes.body, _parser(None, False))
+    except _PARSE_ERRORS:
+        root = None  # the plain path parses the document itself and reports the error
+    notes.body = b""
+    if root is not None and (root.getroottree().docinfo.encoding or "").lower() in ("utf-8", "utf8"):
+        return root
+    notes._spans = []  # not well-formed, or not read as UTF-8 after all: parse the document itself
+    return None
+
+
+def _candidates(doc_enc: str, how: How, charset: str | None) -> tuple[list[_Candidate], str | None]:
+    """The encodings to try strictly, in order, and a problem found before parsing (then not well-formed)."""
+    if how in (How.BOM, How.PATTERN):
+        return [(None, doc_enc)], None
+    if how == How.DECLARED and is_wide(doc_enc):
         # The declaration was read as single bytes, so it cannot be right: a
         # real UTF-16/32 document starts with a BOM or a 0x00 byte.
-        cs = header_charset if header_charset and not header_charset.startswith(_WIDE_ENCODINGS) else "utf-8"
-        candidates = [(cs, cs)]
-        note = f"encoding declared as {doc_enc} but the document is 8-bit; read as {cs}"
+        cs = charset if charset and not is_wide(charset) else "utf-8"
+        return [(cs, cs)], f"encoding declared as {doc_enc} but the document is 8-bit; read as {cs}"
+    if how == How.DECLARED:
+        other = [(charset, charset)] if charset and not same_charset(charset, doc_enc) else []
+        return [(None, doc_enc), *other], None
+    first = [(charset, charset)] if charset and not same_charset(charset, "utf-8") else []
+    return [*first, (None, "utf-8")], None
+
+
+def _parse_strict(body: bytes, candidates: list[_Candidate], note: str | None, doc_enc: str, how: How) -> _Parsed:
+    """Parse with each candidate until one works or an error is not about the encoding; else recover."""
     first_error = note
-    first: tuple[str | None, str] | None = None
+    first: _Candidate | None = None
     for forced, reported in candidates:
         try:
             parser = _parser(forced, False)
@@ -470,15 +430,20 @@ def _parse_xml(
                 first_error = message
             if not _ENCODING_ERROR.search(message):
                 break  # not an encoding problem: another charset will not help
-        except Exception as exc:  # e.g. ValueError on odd input: report it, then recover
+        except _PARSE_ERRORS as exc:  # e.g. ValueError on odd input: report it, then recover
             if first_error is None:
                 first_error = _one_line(exc)
             break
     if first is None:
         first = (None, "utf-8")
         first_error = first_error or f"unknown encoding {candidates[0][1]!r}"
+    return _parse_recover(body, first, first_error, doc_enc, how)
+
+
+def _parse_recover(body: bytes, first: _Candidate, error: str | None, doc_enc: str, how: How) -> _Parsed:
+    """The document parsed with ``recover=True`` by the first usable candidate: not well-formed."""
     forced, reported = first
-    if forced is None and how == "declared":
+    if forced is None and how == How.DECLARED:
         try:
             codecs.lookup(doc_enc)
         except LookupError:
@@ -487,9 +452,9 @@ def _parse_xml(
         # Surrogate references (&#55357;&#56832;) would survive recovery as invalid UTF-8 and make
         # every later text read raise: rewrite them first (pipelines/document/xmlrefs.py).
         root = etree.fromstring(fix_surrogate_refs(body), _parser(forced, True))
-    except Exception:
+    except _PARSE_ERRORS:
         root = None
-    return root, False, first_error or "not well-formed", reported
+    return root, False, error or "not well-formed", reported
 
 
 # --------------------------------------------------------------------------- lifting large CDATA
@@ -561,6 +526,37 @@ class TreeNotes:
         return "".join(parts)
 
 
+class _Lifter:
+    """The document being cut: what is copied so far, and the sections lifted."""
+
+    __slots__ = ("body", "copied", "key", "out", "spans")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.key = _LIFT_MARK + secrets.token_hex(8)
+        self.spans: list[tuple[int, int, int]] = []
+        self.out: list[bytes] = []
+        self.copied = 0  # body[:copied] is in out
+
+    def lift(self, start: int, end: int) -> None:
+        """Replace ``body[start:end]`` (a section's text) by a placeholder, if libxml2 would read it without error."""
+        section = self.body[start:end]
+        # one pass: what is left is the newlines, and any byte XML forbids
+        newlines = len(kept := section.translate(None, _NOT_NEWLINE_OR_FORBIDDEN))
+        if kept.count(b"\n") == newlines and (section.isascii() or _valid_utf8_chars(section)):
+            self.out.append(self.body[self.copied : start])
+            self.out.append(f"{self.key}{len(self.spans)}{_LIFT_END}".encode() + b"\n" * newlines)
+            self.spans.append((start, end, newlines))
+            self.copied = end
+
+    def finish(self, notes: TreeNotes) -> bool:
+        if not self.spans:
+            return False
+        self.out.append(self.body[self.copied :])
+        notes.source, notes.key, notes.body, notes._spans = self.body, self.key, b"".join(self.out), self.spans
+        return True
+
+
 def _lift_cdata(body: bytes, notes: TreeNotes) -> bool:
     """Cut the large CDATA sections out of a UTF-8 document into ``notes``; False when there are none.
 
@@ -576,11 +572,7 @@ def _lift_cdata(body: bytes, notes: TreeNotes) -> bool:
     find = body.find
     if len(body) > _LIFT_MAX_DOCUMENT or find(b"<![CDATA[") < 0:
         return False
-    key = _LIFT_MARK + secrets.token_hex(8)
-    spans: list[tuple[int, int, int]] = []
-    out: list[bytes] = []
-    copied = 0  # body[:copied] is in out
-    pos = 0
+    lifter = _Lifter(body)
     # Every "<!" and "<?" is found through its second byte: "!" and "?" are rare
     # in markup, and looking for one byte is many times faster than for two.
     bang = find(b"!")
@@ -594,54 +586,69 @@ def _lift_cdata(body: bytes, notes: TreeNotes) -> bool:
             quest = find(b"?", at + 1)
         if body[at - 1 : at] != b"<":
             continue
-        lt = at - 1
-        if body[at] == 63:  # "<?": a processing instruction (or the XML declaration)
-            end = find(b"?>", lt + 2)
-            if end < 0:
-                break
-            pos = end + 2
-        elif body.startswith(b"[CDATA[", lt + 2):
-            start = lt + 9
-            end = start
-            while True:  # the first "]]>"; searching for "]" alone is much faster
-                end = find(b"]", end)
-                if end < 0 or body.startswith(b"]]>", end):
-                    break
-                end += 1
-            if end < 0:
-                break
-            if end - start >= _LIFT_MIN_BYTES:
-                section = body[start:end]
-                # one pass: what is left is the newlines, and any byte XML forbids
-                newlines = len(kept := section.translate(None, _NOT_NEWLINE_OR_FORBIDDEN))
-                if kept.count(b"\n") == newlines and (section.isascii() or _valid_utf8_chars(section)):
-                    out.append(body[copied:start])
-                    out.append(f"{key}{len(spans)}{_LIFT_END}".encode() + b"\n" * newlines)
-                    spans.append((start, end, newlines))
-                    copied = end
-            pos = end + 3
-        elif body.startswith(b"--", lt + 2):
-            end = find(b"-->", lt + 4)
-            if end < 0:
-                break
-            pos = end + 3
-        elif body.startswith(b"DOCTYPE", lt + 2):
-            end = find(b">", lt)
-            decl = body[lt:end]
-            if end < 0 or b"[" in decl or decl.count(b'"') % 2 or decl.count(b"'") % 2:
-                break  # an internal subset, or a quoted ">": not worth reading
-            pos = end + 1
-        else:
+        # a CDATA section, the common case, first
+        pos = _skip_cdata(lifter, at + 8) if body.startswith(b"![CDATA[", at) else _skip_markup(lifter, at - 1)
+        if pos < 0:
             break
         if 0 <= bang < pos:
             bang = find(b"!", pos)
         if 0 <= quest < pos:
             quest = find(b"?", pos)
-    if not spans:
-        return False
-    out.append(body[copied:])
-    notes.source, notes.key, notes.body, notes._spans = body, key, b"".join(out), spans
-    return True
+    return lifter.finish(notes)
+
+
+def _after(body: bytes, end_mark: bytes, start: int) -> int:
+    """The position after the first ``end_mark`` from ``start``; -1 when there is none."""
+    end = body.find(end_mark, start)
+    return -1 if end < 0 else end + len(end_mark)
+
+
+def _skip_markup(lifter: _Lifter, lt: int) -> int:
+    """The position after the ``<?`` or ``<!`` markup at ``lt`` (not a CDATA section); -1 to stop."""
+    body = lifter.body
+    if body[lt + 1] == 63:  # "<?": a processing instruction (or the XML declaration)
+        return _after(body, b"?>", lt + 2)
+    skip = _BANG_MARKUP.get(body[lt + 2 : lt + 3])
+    return skip(body, lt) if skip is not None else -1
+
+
+def _skip_cdata(lifter: _Lifter, start: int) -> int:
+    """The position after the CDATA section whose text starts at ``start``, lifted if large; -1 to stop."""
+    body = lifter.body
+    end = start
+    while True:  # the first "]]>"; searching for "]" alone is much faster
+        end = body.find(b"]", end)
+        if end < 0:
+            return -1
+        if body.startswith(b"]]>", end):
+            break
+        end += 1
+    if end - start >= _LIFT_MIN_BYTES:
+        lifter.lift(start, end)
+    return end + 3
+
+
+def _skip_comment(body: bytes, lt: int) -> int:
+    if not body.startswith(b"--", lt + 2):
+        return -1
+    return _after(body, b"-->", lt + 4)
+
+
+def _skip_doctype(body: bytes, lt: int) -> int:
+    if not body.startswith(b"DOCTYPE", lt + 2):
+        return -1
+    end = body.find(b">", lt)
+    decl = body[lt:end]
+    if end < 0 or b"[" in decl or decl.count(b'"') % 2 or decl.count(b"'") % 2:
+        return -1  # an internal subset, or a quoted ">": not worth reading
+    return end + 1
+
+
+#: "<!" markup other than CDATA, by the byte after the "!"; anything else stops the search.
+_BANG_MARKUP: dict[bytes, Callable[[bytes, int], int]] = {
+    b"-": _skip_comment,
+    b"D": _skip_doctype,
+}
 
 
 def _valid_utf8_chars(section: bytes) -> bool:
@@ -709,7 +716,7 @@ def _resolve(base: str, href: str | None) -> str | None:
 
 
 def _join_base(base: str, el: Any) -> str:
-    xb = el.get(_XML_BASE)
+    xb: str | None = el.get(_XML_BASE)
     if xb is None:
         return base
     try:
@@ -766,11 +773,10 @@ def _tally_attrs(
     names: dict[str, str],
     mode: str,
 ) -> None:
-    is_link = name == "link" or name.endswith(":link")
     for key in keys:
         if key[0] == "{":
             key = names.get(key) or _name_of(key, mode, names)
-        elif key == "rel" and is_link:
+        elif key == "rel" and (name == "link" or name.endswith(":link")):
             key = "rel=" + el.get("rel").strip()
         an = f"{name}@{key}"
         counts[an] = counts.get(an, 0) + 1
@@ -795,12 +801,319 @@ def _defined(table: dict[str, frozenset[str]], own: str, scope: str, name: str) 
     return allowed is not None and name in allowed
 
 
-# --------------------------------------------------------------------------- parse_feed
+# --------------------------------------------------------------------------- reading values: the handlers
+
+
+class _Reader:
+    """One document being read: its names, the tally, the rules of its format, and the state of the
+    channel or item whose children are being read (the values themselves go straight into the
+    :class:`ParsedFeed` or :class:`ParsedItem`)."""
+
+    __slots__ = (
+        "acc",
+        "base",
+        "creator",
+        "dates",
+        "dc_language",
+        "enclosed",
+        "items",
+        "items_with",
+        "kids_of",
+        "mode",
+        "names",
+        "notes",
+        "rules",
+    )
+
+    def __init__(self, rules: _Rules, mode: str, notes: TreeNotes | None) -> None:
+        self.rules = rules
+        self.mode = mode
+        self.names = _names_for(mode)
+        self.notes = notes
+        self.acc: dict[str, dict[str, int]] = {"channel": {}, "item": {}}
+        self.items_with: dict[str, int] = {}
+        self.items: list[Any] = []  # the item elements, in document order
+        # the children the checks will walk again, with their names: only where they name them the same way
+        self.kids_of = notes.children if notes is not None and rules.family == "rss" and not mode else None
+        self.base = ""  # of the channel or item being read: its links are resolved against it
+        self.dc_language: str | None = None  # the channel's, used when it has no language
+        # of the item being read (set for each item by _read_item):
+        self.creator: str | None = None  # dc:creator, used when the item has no author
+        self.enclosed = False  # an enclosure was read (its URL may still be None)
+        self.dates: dict[str, str | None] = {}  # date elements' texts by key, until the item is read
+
+
+_T = TypeVar("_T", ParsedFeed, ParsedItem)
+#: Reads an element's value into the feed (the channel's values) or an item.
+_Handler = Callable[[_T, Any, _Reader], None]
+
+
+# the channel and items
+
+
+def _text_title(t: ParsedFeed | ParsedItem, el: Any, r: _Reader) -> None:
+    if t.title is None:
+        t.title = _text(el, r.notes)
+
+
+def _atom_title(t: ParsedFeed | ParsedItem, el: Any, r: _Reader) -> None:
+    if t.title is None:
+        t.title = _atom_text(el, r.notes)
+
+
+def _text_link(t: ParsedFeed | ParsedItem, el: Any, r: _Reader) -> None:
+    """An RSS link: its text."""
+    if t.link is None:
+        t.link = _resolve(r.base, _text(el, r.notes))
+
+
+def _alternate(t: ParsedFeed | ParsedItem, el: Any, r: _Reader) -> None:
+    """An Atom link with rel="alternate" (or none, in Atom's own link)."""
+    if t.link is None:
+        t.link = _resolve(_join_base(r.base, el), el.get("href"))
+
+
+def _first_text(attr: str, *, fallback: bool = False) -> Callable[[Any, Any, _Reader], None]:
+    """The first non-blank text of such elements, into ``attr`` of the feed or item (of the reader
+    for a ``fallback``, a value used only when the feed or item has none of its own)."""
+
+    def first_text(t: Any, el: Any, r: _Reader) -> None:
+        holder = r if fallback else t
+        if getattr(holder, attr) is None:
+            setattr(holder, attr, _text(el, r.notes))
+
+    return first_text
+
+
+def _by_rel(default: str, handlers: Mapping[str, _Handler[_T]]) -> _Handler[_T]:
+    """An Atom link: the handler for its ``rel`` (``default`` when it has none), if any."""
+
+    def link(t: _T, el: Any, r: _Reader) -> None:
+        handler = handlers.get((el.get("rel") or default).strip())
+        if handler is not None:
+            handler(t, el, r)
+
+    return link
+
+
+# the channel only
+
+
+def _self_link(f: ParsedFeed, el: Any, r: _Reader) -> None:
+    if f.self_url is None:
+        f.self_url = _resolve(_join_base(r.base, el), el.get("href"))
+
+
+# items only
+
+
+def _rss_guid(it: ParsedItem, el: Any, r: _Reader) -> None:
+    if it.guid is None:
+        it.guid = _text(el, r.notes)
+        if it.guid is not None:
+            it.guid_is_permalink = (el.get("isPermaLink") or "").strip().lower() != "false"
+
+
+def _atom_author(it: ParsedItem, el: Any, r: _Reader) -> None:
+    """An Atom person: the text of its name."""
+    if it.author is not None:
+        return
+    names, person = r.names, r.rules.person
+    for sub in el:
+        st = sub.tag
+        if st.__class__ is str and (names.get(st) or _name_of(st, r.mode, names)) == person:
+            it.author = _text(sub, r.notes)
+            return
+
+
+def _text_category(it: ParsedItem, el: Any, r: _Reader) -> None:
+    term = _text(el, r.notes)  # stripped already
+    if term is not None:
+        it.categories.append(term)
+
+
+def _atom_category(it: ParsedItem, el: Any, r: _Reader) -> None:
+    term = el.get("term")
+    if term is not None and (term := term.strip()):
+        it.categories.append(term)
+
+
+def _enclosure(it: ParsedItem, el: Any, url: str | None) -> None:
+    it.enclosure_url, it.enclosure_type, it.enclosure_length = url, el.get("type"), _int64(el.get("length"))
+
+
+def _rss_enclosure(it: ParsedItem, el: Any, r: _Reader) -> None:
+    if not r.enclosed:
+        r.enclosed = True
+        _enclosure(it, el, _resolve(r.base, el.get("url")))
+
+
+def _atom_enclosure(it: ParsedItem, el: Any, r: _Reader) -> None:
+    """An Atom link with rel="enclosure"."""
+    if not r.enclosed:
+        r.enclosed = True
+        _enclosure(it, el, _resolve(_join_base(r.base, el), el.get("href")))
+
+
+def _date(key: str) -> _Handler[ParsedItem]:
+    """A date element: its text, kept under ``key`` (the first of each) until the item is read."""
+
+    def date(it: ParsedItem, el: Any, r: _Reader) -> None:
+        if key not in r.dates:
+            r.dates[key] = _text(el, r.notes)
+
+    return date
+
+
+# --------------------------------------------------------------------------- the rules of each format
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class _Rules:
+    """How one format family reads a document whose own elements carry the prefix ``own`` ('' when bare)."""
+
+    family: str  # rss, rdf, atom or atom03
+    own: str
+    defined: dict[str, frozenset[str]]
+    #: an element of this name among the channel's children is an item
+    entry: str
+    #: channel / item child name -> the handler that reads its value (everything else is only tallied)
+    channel: dict[str, _Handler[ParsedFeed]]
+    item: dict[str, _Handler[ParsedItem]]
+    #: the dates of an item, most wanted first (the keys of _Reader.dates)
+    date_order: tuple[str, ...]
+    person: str = ""  # the name of an Atom person's name element
+    about_guid: bool = False  # RSS 1.0: rdf:about is the guid when there is none
+    #: scope -> name -> whether ``defined`` (a bounded cache of _defined)
+    _known: dict[str, dict[str, bool]] = field(default_factory=dict)
+
+    def known(self, scope: str) -> dict[str, bool]:
+        """The cache of ``defined`` for one scope (emptied when it grows past a bound)."""
+        known = self._known.get(scope)
+        if known is None or len(known) >= _KNOWN_MAX:
+            if len(self._known) >= _KNOWN_MAX:
+                self._known.clear()
+            known = self._known[scope] = {}
+        return known
+
+
+_KNOWN_MAX = 2_000
+
+
+#: What the channel of every format may have: Atom links of another format or version (they may
+#: give the feed's own URL), and dc:language (used when the channel has no language of its own).
+_ANY_CHANNEL: dict[str, _Handler[ParsedFeed]] = {
+    "atom:link": _by_rel("", {"self": _self_link}),
+    "atom03:link": _by_rel("", {"self": _self_link, "start": _self_link}),
+    "dc:language": _first_text("dc_language", fallback=True),
+}
+#: ... and every item: dc:creator (used when the item has no author).
+_ANY_ITEM: dict[str, _Handler[ParsedItem]] = {"dc:creator": _first_text("creator", fallback=True)}
+
+
+def _rss_rules(family: str) -> _Rules:
+    date_order = ("pubDate", "dc:date")
+    item: dict[str, _Handler[ParsedItem]] = {
+        "title": _text_title,
+        "link": _text_link,
+        "author": _first_text("author"),
+        "category": _text_category,
+        "enclosure": _rss_enclosure,
+    }
+    if family == "rss":
+        item["guid"] = _rss_guid
+    return _Rules(
+        family=family,
+        own="",
+        defined=_DEFINED[family],
+        entry="item",
+        channel=_ANY_CHANNEL | {"title": _text_title, "link": _text_link, "language": _first_text("language")},
+        item=_ANY_ITEM | item | {name: _date(name) for name in date_order},
+        date_order=date_order,
+        about_guid=family == "rdf",
+    )
+
+
+def _atom_rules(family: str, own: str) -> _Rules:
+    date_order: tuple[str, ...] = ("published", "updated", "dc:date")
+    self_rels: dict[str, _Handler[ParsedFeed]] = {"self": _self_link}
+    if family == "atom03":
+        date_order = ("issued", "modified", "created", "published", "updated", "dc:date")
+        self_rels["start"] = _self_link
+    channel: dict[str, _Handler[ParsedFeed]] = {
+        own + "title": _atom_title,
+        own + "link": _by_rel("alternate", {"alternate": _alternate, **self_rels}),
+        own + "language": _first_text("language"),
+    }
+    item: dict[str, _Handler[ParsedItem]] = {
+        own + "title": _atom_title,
+        own + "link": _by_rel("alternate", {"alternate": _alternate, "enclosure": _atom_enclosure}),
+        own + "id": _first_text("guid"),
+        own + "author": _atom_author,
+        own + "category": _atom_category,
+    }
+    dates = {(key if ":" in key else own + key): _date(key) for key in date_order}
+    return _Rules(
+        family=family,
+        own=own,
+        defined=_DEFINED_PREFIXED[family] if own else _DEFINED[family],
+        entry=own + "entry",
+        channel=_ANY_CHANNEL | channel,  # the feed's own atom:link wins over the foreign one
+        item=_ANY_ITEM | item | dates,
+        date_order=date_order,
+        person=own + "name",
+    )
+
+
+_RSS_RULES = _rss_rules("rss")
+_RDF_RULES = _rss_rules("rdf")
+_ATOM_RULES = _atom_rules("atom", "atom:")
+_ATOM03_RULES = _atom_rules("atom03", "atom03:")
+#: Atom without a namespace or in a pre-Atom draft namespace: the elements are written bare.
+_BARE_ATOM_RULES = _atom_rules("atom", "")
+_BARE_ATOM03_RULES = _atom_rules("atom03", "")
+
+
+# --------------------------------------------------------------------------- recognising the format
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class _Format:
+    format: FeedFormat
+    version: str | None
+    rules: _Rules
+    mode: str = ""  # the namespace written bare (a namespaced <rss>, a draft-Atom feed), or ''
 
 
 _RDF_ROOT = f"{{{RDF_NS}}}RDF"
 _RSS10_NS = "http://purl.org/rss/1.0/"
 _RSS090_NS = "http://my.netscape.com/rdf/simple/0.9/"
+
+
+def _recognise(root: Any) -> _Format | str:
+    """The format from the root element, by its local name; why it is not a feed when it is not one."""
+    tag = None if root is None else root.tag
+    if tag.__class__ is not str:
+        return "no root element"
+    ns, _, local = tag[1:].partition("}") if tag[:1] == "{" else ("", "", tag)
+    if local == "rss":  # a namespaced <rss> writes its own namespace bare
+        return _Format(format=FeedFormat.RSS, version=(root.get("version") or "").strip(), rules=_RSS_RULES, mode=ns)
+    if tag == _RDF_ROOT:
+        return _Format(format=FeedFormat.RDF, version=_rdf_version(root), rules=_RDF_RULES)
+    if local == "feed":
+        return _atom_format(root, ns)
+    return f"root element <{element_name(tag)}> is not a feed"
+
+
+def _atom_format(root: Any, ns: str) -> _Format:
+    if ns == ATOM_NS:
+        return _Format(format=FeedFormat.ATOM, version="1.0", rules=_ATOM_RULES)  # element_name writes atom:title
+    if ns in _ATOM03_URIS:
+        return _Format(format=FeedFormat.ATOM, version="0.3", rules=_ATOM03_RULES)  # ... and atom03:title
+    # no namespace, or a pre-Atom draft namespace (Echo, Pie...)
+    if (root.get("version") or "").strip() == "0.3":
+        return _Format(format=FeedFormat.ATOM, version="0.3", rules=_BARE_ATOM03_RULES, mode=ns)
+    return _Format(format=FeedFormat.ATOM, version=None, rules=_BARE_ATOM_RULES, mode=ns)
 
 
 def _rdf_version(root: Any) -> str | None:
@@ -820,10 +1133,178 @@ def _rdf_version(root: Any) -> str | None:
     return None
 
 
+def _find_channel(root: Any, r: _Reader) -> Any:
+    """The first ``channel`` child of the root, or None."""
+    names, mode = r.names, r.mode
+    for ch in root:
+        t = ch.tag
+        if t.__class__ is str and (names.get(t) or _name_of(t, mode, names)) == "channel":
+            return ch
+    return None
+
+
+# --------------------------------------------------------------------------- the single pass
+
+
+def _read_channel(r: _Reader, feed: ParsedFeed, root: Any, channel: Any, url: str) -> None:
+    """Channel scope: the channel's children, then the root's other children (rss, rdf)."""
+    r.base = _join_base(url, root)
+    if channel is not None:
+        r.base = _join_base(r.base, channel)
+        kids: list[tuple[Any, str]] | None = None
+        if r.kids_of is not None:
+            kids = r.kids_of[channel] = []
+        _read_children(r, feed, channel, None, None, kids)
+    # RDF: the root's items are the items, not channel elements, and a sibling
+    # the channel references by name (<image rdf:resource>) is not counted
+    # twice; the children of both are still tallied.
+    siblings = frozenset(r.acc["channel"]) if r.rules.family == "rdf" else None
+    _read_children(r, feed, root, channel, siblings, None)
+    if feed.language is None:
+        feed.language = r.dc_language
+    if feed.language is None:
+        feed.language = _xml_lang(channel, root)
+
+
+def _xml_lang(channel: Any, root: Any) -> str | None:
+    for el in (channel, root):
+        if el is not None:
+            lang = el.get(_XML_LANG)
+            if lang:
+                return lang.strip() or None
+    return None
+
+
+def _read_children(
+    r: _Reader,
+    feed: ParsedFeed,
+    container: Any,
+    skip: Any,
+    siblings: frozenset[str] | None,
+    kids: list[tuple[Any, str]] | None,
+) -> None:
+    """Tally the children of a channel-level container (but ``skip``), read values, collect the items."""
+    names, mode, acc = r.names, r.mode, r.acc
+    counts = acc["channel"]
+    entry, handlers, items = r.rules.entry, r.rules.channel, r.items
+    for ch in container:
+        t = ch.tag
+        if t.__class__ is not str or ch is skip:
+            continue
+        name = names.get(t) or _name_of(t, mode, names)
+        if kids is not None:
+            kids.append((ch, name))
+        if siblings is not None and (name == entry or name in siblings):
+            _rdf_sibling(r, ch, name)
+            continue
+        counts[name] = counts.get(name, 0) + 1
+        keys = ch.keys()
+        if keys:
+            _tally_attrs(ch, name, keys, counts, None, names, mode)
+        if name == entry:
+            items.append(ch)
+            continue
+        handler = handlers.get(name)
+        if handler is not None:
+            handler(feed, ch, r)
+        if len(ch) and not _is_xhtml(ch):
+            _walk(ch, name, acc, names, mode)
+
+
+def _rdf_sibling(r: _Reader, el: Any, name: str) -> None:
+    """An RDF item, or an element the channel already has: not counted at channel scope."""
+    if name == r.rules.entry:
+        r.items.append(el)
+    elif len(el) and not _is_xhtml(el):
+        _walk(el, name, r.acc, r.names, r.mode)
+
+
+def _read_item(r: _Reader, item: Any, position: int, base: str) -> ParsedItem:
+    """Tally an item's children and read its values (kept inline: this runs for every item)."""
+    it = ParsedItem(position=position)
+    r.base = base if item.get(_XML_BASE) is None else _join_base(base, item)
+    r.creator, r.enclosed, r.dates = None, False, {}
+    names, mode, acc, rules = r.names, r.mode, r.acc, r.rules
+    counts, handlers = acc["item"], rules.item
+    seen: set[str] = set()
+    kids: list[tuple[Any, str]] | None = None
+    if r.kids_of is not None:
+        kids = r.kids_of[item] = []
+    for ch in item:
+        t = ch.tag
+        if t.__class__ is not str:
+            continue
+        name = names.get(t) or _name_of(t, mode, names)
+        if kids is not None:
+            kids.append((ch, name))
+        counts[name] = counts.get(name, 0) + 1
+        seen.add(name)
+        keys = ch.keys()
+        if keys:
+            _tally_attrs(ch, name, keys, counts, seen, names, mode)
+        if len(ch) and not _is_xhtml(ch):
+            _walk(ch, "item/" + name, acc, names, mode)
+        handler = handlers.get(name)
+        if handler is not None:
+            handler(it, ch, r)
+    iwith = r.items_with
+    for name in seen:
+        iwith[name] = iwith.get(name, 0) + 1
+    # what is known once all the children are read: the fallbacks, and the date
+    if it.author is None:
+        it.author = r.creator
+    if it.guid is None and rules.about_guid:
+        it.guid = _rdf_about(item)
+    if r.dates:
+        _read_date(it, r.dates, rules.date_order)
+    return it
+
+
+def _rdf_about(item: Any) -> str | None:
+    about: str | None = item.get(_RDF_ABOUT)
+    return about.strip() or None if about is not None else None
+
+
+def _read_date(it: ParsedItem, dates: dict[str, str | None], order: tuple[str, ...]) -> None:
+    """The item's date: the first in ``order`` of those it has."""
+    for key in order:
+        raw = dates.get(key)
+        if raw is not None:
+            it.pub_date_raw = raw
+            it.pub_date, it.date_form = parse_date(raw)
+            return
+
+
+def _usage(r: _Reader) -> list[Usage]:
+    """Usage rows: channel, item, then deeper scopes in order of first appearance."""
+    rules, iwith = r.rules, r.items_with
+    rows: list[Usage] = []
+    for scope, counts in r.acc.items():
+        known = rules.known(scope)
+        for element, count in counts.items():
+            defined = known.get(element)
+            if defined is None:
+                defined = known[element] = _defined(rules.defined, rules.own, scope, element)
+            items_with = iwith.get(element, 0) if scope == "item" else None
+            rows.append(Usage(scope=scope, element=element, count=count, items_with=items_with, defined=defined))
+    return rows
+
+
+# --------------------------------------------------------------------------- parse_feed
+
+
 def _unknown(
     error: str | None, well_formed: bool, encoding: str | None, root: Any, notes: TreeNotes | None = None
 ) -> ParsedFeed:
-    return ParsedFeed("unknown", None, well_formed, error, encoding, None, None, None, None, [], [], root, notes)
+    return ParsedFeed(
+        format=FeedFormat.UNKNOWN,
+        version=None,
+        well_formed=well_formed,
+        error=error,
+        encoding=encoding,
+        root=root,
+        notes=notes,
+    )
 
 
 def parse_feed(
@@ -840,7 +1321,7 @@ def parse_feed(
     """
     try:
         return _parse_feed(body, url, headers, with_notes)
-    except Exception as exc:  # a bug, not bad input: still honour the contract, and say so
+    except Exception as exc:  # a bug, not bad input: still honour the contract, and say so in the error
         return _unknown(f"internal error: {type(exc).__name__}: {_one_line(exc)}", False, None, None)
 
 
@@ -848,377 +1329,18 @@ def _parse_feed(body: bytes, url: str, headers: Mapping[str, str] | None, with_n
     if not isinstance(body, bytes):
         body = bytes(body)
     notes = TreeNotes() if with_notes else None
-    root, well_formed, error, encoding = _parse_xml(body, _header_charset(headers), notes)
-    if root is None:
-        return _unknown(error or "no root element", well_formed, encoding, None)
-    tag = root.tag
-    if tag.__class__ is not str:
-        return _unknown(error or "no root element", well_formed, encoding, root, notes)
-    root_name = element_name(tag)
-
-    # --- recognise the format from the root element, by its local name
-    ns, _, local = tag[1:].partition("}") if tag[:1] == "{" else ("", "", tag)
-    channel = None
-    if local == "rss":
-        fmt, family, mode = "rss", "rss", ns  # a namespaced <rss> writes its own namespace bare
-        version: str | None = (root.get("version") or "").strip()
-    elif tag == _RDF_ROOT:
-        fmt, family, mode = "rdf", "rdf", ""
-        version = _rdf_version(root)
-    elif local == "feed":
-        fmt, family, mode = "atom", "atom", ns
-        if ns == ATOM_NS:
-            version = "1.0"
-        elif ns in _ATOM03_URIS or (root.get("version") or "").strip() == "0.3":
-            family, version = "atom03", "0.3"
-        else:  # no namespace, or a pre-Atom draft namespace (Echo, Pie...)
-            version = None
-        if ns == ATOM_NS or ns in _ATOM03_URIS:
-            mode = ""  # element_name writes them atom:title, atom03:title
-    else:
-        return _unknown(error or f"root element <{root_name}> is not a feed", well_formed, encoding, root, notes)
-
-    names = _NAME_CACHES.get(mode)
-    if names is None:
-        names = _NAME_CACHES[mode] = {} if len(_NAME_CACHES) < _NAME_CACHE_MODES else None
-        if names is None:
-            names = {}
-    if family in ("rss", "rdf"):
-        for ch in root:
-            t = ch.tag
-            if t.__class__ is str and (names.get(t) or _name_of(t, mode, names)) == "channel":
-                channel = ch
-                break
-        if family == "rdf" and version is None and channel is None:
-            return _unknown(error or "rdf:RDF document without an RSS channel", well_formed, encoding, root, notes)
-    acc: dict[str, dict[str, int]] = {"channel": {}, "item": {}}
-    ccounts = acc["channel"]
-    atom = family in ("atom", "atom03")
-    rdf = family == "rdf"
-    own = ""  # the prefix of the format's own elements, when they carry one
-    if atom:
-        own = "" if mode or not ns else ("atom:" if ns == ATOM_NS else "atom03:")
-        channel_fields, item_fields = _ATOM_FIELDS[own]
-    else:
-        channel_fields, item_fields = _CHANNEL_FIELDS_RSS, _ITEM_FIELDS_RSS
-    defined_table = _DEFINED_PREFIXED[family] if own else _DEFINED[family]
-
-    # --- channel scope: the channel's children, then the root's other children (rss, rdf)
-    feed_base = _join_base(url, root)
-    if atom:
-        containers = [root]
-        chan_base = feed_base
-    elif channel is not None:
-        containers = [channel, root]
-        chan_base = _join_base(feed_base, channel)
-    else:
-        containers = [root]
-        chan_base = feed_base
-    items_el: list[Any] = []
-    title = link = language = self_url = None
-    dc_language = None
-    # the children the checks will walk again, with their names: only where they name them the same way
-    kids_of = notes.children if notes is not None and family == "rss" and not mode else None
-    kids: list[tuple[Any, str]] | None = None
-    for container in containers:
-        # RDF: the root's items are the items, not channel elements, and a
-        # sibling the channel references by name (<image rdf:resource>) is
-        # not counted twice; the children of both are still tallied.
-        siblings = frozenset(ccounts) if rdf and container is root else None
-        kids = None
-        if kids_of is not None and container is channel:
-            kids = kids_of[channel] = []
-        for ch in container:
-            t = ch.tag
-            if t.__class__ is not str or ch is channel:
-                continue
-            name = names.get(t) or _name_of(t, mode, names)
-            if kids is not None:
-                kids.append((ch, name))
-            field = channel_fields.get(name)
-            if siblings is not None and (field == "item" or name in siblings):
-                if field == "item":
-                    items_el.append(ch)
-                elif len(ch) and not _is_xhtml(ch):
-                    _walk(ch, name, acc, names, mode)
-                continue
-            ccounts[name] = ccounts.get(name, 0) + 1
-            keys = ch.keys()
-            if keys:
-                _tally_attrs(ch, name, keys, ccounts, None, names, mode)
-            if field is None:
-                pass  # only tallied
-            elif field == "item":
-                items_el.append(ch)
-                continue
-            elif field == "title":
-                if title is None:
-                    title = _atom_text(ch, notes) if atom else _text(ch, notes)
-            elif field == "link":
-                if atom:
-                    rel = (ch.get("rel") or "alternate").strip()
-                    if rel == "alternate":
-                        if link is None:
-                            link = _resolve(_join_base(chan_base, ch), ch.get("href"))
-                    elif self_url is None and (rel == "self" or (rel == "start" and family == "atom03")):
-                        self_url = _resolve(_join_base(chan_base, ch), ch.get("href"))
-                elif link is None:
-                    link = _resolve(chan_base, _text(ch, notes))
-            elif field == "language":
-                if language is None:
-                    language = _text(ch, notes)
-            elif field == "dc:language":
-                if dc_language is None:
-                    dc_language = _text(ch, notes)
-            else:  # an Atom link in another format (or the other Atom version)
-                rel = (ch.get("rel") or "").strip()
-                if self_url is None and (rel == "self" or (rel == "start" and field == "atom03:link")):
-                    self_url = _resolve(_join_base(chan_base, ch), ch.get("href"))
-            if len(ch) and not _is_xhtml(ch):
-                _walk(ch, name, acc, names, mode)
-    if language is None:
-        language = dc_language
-    if language is None:
-        for el in (channel, root):
-            if el is not None and el.get(_XML_LANG):
-                language = el.get(_XML_LANG).strip() or None
-                break
-
-    # --- items
-    icounts = acc["item"]
-    iwith: dict[str, int] = {}
-    items: list[ParsedItem] = []
-    date_order = _DATE_ORDER[family]
-    rss = family == "rss"
-    person_name = own + "name"
-    for position, item in enumerate(items_el):
-        seen: set[str] = set()
-        base = chan_base if item.get(_XML_BASE) is None else _join_base(chan_base, item)
-        guid = ilink = ititle = author = creator = None
-        permalink: bool | None = None
-        categories: list[str] = []
-        enc_url = enc_type = None
-        enc_length: int | None = None
-        has_enclosure = False
-        dates: dict[str, str | None] = {}
-        if kids_of is not None:
-            kids = kids_of[item] = []
-        for ch in item:
-            t = ch.tag
-            if t.__class__ is not str:
-                continue
-            name = names.get(t) or _name_of(t, mode, names)
-            if kids is not None:
-                kids.append((ch, name))
-            icounts[name] = icounts.get(name, 0) + 1
-            seen.add(name)
-            keys = ch.keys()
-            if keys:
-                _tally_attrs(ch, name, keys, icounts, seen, names, mode)
-            if len(ch) and not _is_xhtml(ch):
-                _walk(ch, "item/" + name, acc, names, mode)
-            field = item_fields.get(name)
-            if field is None:
-                continue
-            if field == "title":
-                if ititle is None:
-                    ititle = _atom_text(ch, notes) if atom else _text(ch, notes)
-            elif field == "link":
-                if atom:
-                    rel = (ch.get("rel") or "alternate").strip()
-                    if rel == "alternate":
-                        if ilink is None:
-                            ilink = _resolve(_join_base(base, ch), ch.get("href"))
-                    elif rel == "enclosure" and not has_enclosure:
-                        has_enclosure = True
-                        enc_url = _resolve(_join_base(base, ch), ch.get("href"))
-                        enc_type = ch.get("type")
-                        enc_length = _int64(ch.get("length"))
-                elif ilink is None:
-                    ilink = _resolve(base, _text(ch, notes))
-            elif field == "guid":
-                if guid is None and rss:
-                    guid = _text(ch, notes)
-                    if guid is not None:
-                        permalink = (ch.get("isPermaLink") or "").strip().lower() != "false"
-            elif field == "id":
-                if guid is None and atom:
-                    guid = _text(ch, notes)
-            elif field == "author":
-                if author is None:
-                    if atom:
-                        for sub in ch:
-                            st = sub.tag
-                            if st.__class__ is str and (names.get(st) or _name_of(st, mode, names)) == person_name:
-                                author = _text(sub, notes)
-                                break
-                    else:
-                        author = _text(ch, notes)
-            elif field == "dc:creator":
-                if creator is None:
-                    creator = _text(ch, notes)
-            elif field == "category":
-                term = ch.get("term") if atom else _text(ch, notes)
-                if term is not None:
-                    term = term.strip()
-                    if term:
-                        categories.append(term)
-            elif field == "enclosure":
-                if not has_enclosure and not atom:
-                    has_enclosure = True
-                    enc_url = _resolve(base, ch.get("url"))
-                    enc_type = ch.get("type")
-                    enc_length = _int64(ch.get("length"))
-            elif field not in dates:  # the date elements
-                dates[field] = _text(ch, notes)
-        for name in seen:
-            iwith[name] = iwith.get(name, 0) + 1
-        if family == "rdf" and guid is None:
-            about = item.get(_RDF_ABOUT)
-            guid = about.strip() or None if about is not None else None
-        raw = None
-        if dates:
-            for dname in date_order:
-                raw = dates.get(dname)
-                if raw is not None:
-                    break
-        pub_date, form = parse_date(raw) if raw is not None else (None, None)
-        items.append(
-            ParsedItem(
-                position,
-                guid,
-                permalink,
-                ilink,
-                ititle,
-                author if author is not None else creator,
-                categories,
-                enc_url,
-                enc_type,
-                enc_length,
-                raw,
-                pub_date,
-                form,
-            )
-        )
-
-    # --- usage rows: channel, item, then deeper scopes in order of first appearance
-    usage: list[Usage] = []
-    for scope, counts in acc.items():
-        is_item = scope == "item"
-        for element, count in counts.items():
-            usage.append(
-                Usage(
-                    scope,
-                    element,
-                    count,
-                    iwith.get(element, 0) if is_item else None,
-                    _defined(defined_table, own, scope, element),
-                )
-            )
-
-    return ParsedFeed(
-        fmt,
-        version,
-        well_formed,
-        error,
-        encoding,
-        title,
-        link,
-        language,
-        self_url,
-        items,
-        usage,
-        root,
-        notes,
-    )
-
-
-# --------------------------------------------------------------------------- sniff
-
-_SNIFF_BYTES = 4096
-_FEED_ROOTS = frozenset({"rss", "rdf", "feed", "channel"})
-_FEED_TYPES = ("rss", "atom", "rdf", "feed")
-
-
-def sniff(body: bytes, content_type: str | None = None) -> str:
-    """'feed', 'opml', 'html' or 'other', from the first few KB. Never raises.
-
-    Skips a byte order mark, whitespace, the XML declaration, comments,
-    processing instructions and a doctype, then looks at the root element:
-    rss, rdf:RDF, feed or channel (CDF, pre-RSS) is a feed, opml is OPML,
-    html (or an HTML doctype) is HTML. ``content_type`` only decides when the
-    first bytes end before any root element.
-    """
-    try:
-        return _sniff(body, content_type)
-    except Exception:
-        return "other"
-
-
-def _sniff(body: bytes, content_type: str | None) -> str:
-    head = body[:_SNIFF_BYTES]
-    enc, how = _document_encoding(head)
-    # latin-1 keeps every ASCII-compatible encoding's markup readable
-    text = head.decode(enc, errors="ignore").lstrip("\ufeff") if how in ("bom", "pattern") else head.decode("latin-1")
-    pos, n = 0, len(text)
-    while True:
-        while pos < n and text[pos] in " \t\r\n\x0c":
-            pos += 1
-        if pos >= n:
-            return _sniff_type(content_type)
-        if text[pos] != "<":
-            return "other"
-        if text.startswith("<?", pos):
-            end = text.find("?>", pos + 2)
-            if end < 0:
-                return _sniff_type(content_type)
-            pos = end + 2
-        elif text.startswith("<!--", pos):
-            end = text.find("-->", pos + 4)
-            if end < 0:
-                return _sniff_type(content_type)
-            pos = end + 3
-        elif text.startswith("<!", pos):
-            if text[pos + 2 : pos + 9].lower() == "doctype":
-                m = re.match(r"\s*([\w:.-]+)", text[pos + 9 : pos + 80])
-                if m and m.group(1).lower() == "html":
-                    return "html"
-            # skip the doctype, internal subset included
-            depth, i = 0, pos + 2
-            while i < n:
-                c = text[i]
-                if c == "[":
-                    depth += 1
-                elif c == "]":
-                    depth -= 1
-                elif c == ">" and depth <= 0:
-                    break
-                i += 1
-            if i >= n:
-                return _sniff_type(content_type)
-            pos = i + 1
-        else:
-            m = re.match(r"<([\w:.-]+)", text[pos : pos + 100])
-            if m is None:
-                return "other"
-            local = m.group(1).rpartition(":")[2].lower()
-            if local in _FEED_ROOTS:
-                return "feed"
-            if local == "opml":
-                return "opml"
-            if local == "html":
-                return "html"
-            return "other"
-
-
-def _sniff_type(content_type: str | None) -> str:
-    if not content_type:
-        return "other"
-    ct = content_type.split(";")[0].strip().lower()
-    if "opml" in ct:
-        return "opml"
-    if "html" in ct and "xhtml" not in ct:
-        return "html"
-    if any(t in ct for t in _FEED_TYPES):
-        return "feed"
-    return "other"
+    root, well_formed, error, encoding = _parse_xml(body, header_charset(headers), notes)
+    form = _recognise(root)
+    if isinstance(form, str):  # why it is not a feed
+        return _unknown(error or form, well_formed, encoding, root, None if root is None else notes)
+    r = _Reader(form.rules, form.mode, notes)
+    channel = _find_channel(root, r) if form.format != FeedFormat.ATOM else None
+    if form.format == FeedFormat.RDF and form.version is None and channel is None:
+        return _unknown(error or "rdf:RDF document without an RSS channel", well_formed, encoding, root, notes)
+    feed = ParsedFeed(format=form.format, version=form.version, well_formed=well_formed, error=error, encoding=encoding)
+    _read_channel(r, feed, root, channel, url)
+    base = r.base
+    feed.items = [_read_item(r, el, position, base) for position, el in enumerate(r.items)]
+    feed.usage = _usage(r)
+    feed.root, feed.notes = root, notes
+    return feed

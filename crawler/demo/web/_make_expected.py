@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -213,30 +214,55 @@ def _ns(tag: str) -> str:
     return tag[1:].split("}", 1)[0] if tag.startswith("{") else ""
 
 
-def feed_facts(data: bytes) -> dict[str, Any]:
-    """Format, version, well-formedness, item count and element tallies of one feed document."""
+def _parser(*, recover: bool = False) -> etree.XMLParser:
+    """The parser of every fixture: no entities resolved, nothing fetched."""
+    return etree.XMLParser(recover=recover, resolve_entities=False, no_network=True)
+
+
+def _well_formed(data: bytes) -> bool:
     try:
-        etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
-        well_formed = True
+        etree.fromstring(data, _parser())
     except etree.XMLSyntaxError:
-        well_formed = False
-    root = etree.fromstring(data, etree.XMLParser(recover=True, resolve_entities=False, no_network=True))
-    tag = root.tag
-    if tag == "rss":
-        fmt, version = "rss", root.get("version", "")
-        channel = root.find("channel")
-        items = channel.findall("item")
-    elif tag == f"{{{RDF_NS}}}RDF":
-        ns = next(_ns(c.tag) for c in root if isinstance(c.tag, str) and _local(c.tag) == "channel")
-        fmt, version = "rdf", {RSS10_NS: "1.0", RSS090_NS: "0.90"}[ns]
-        channel = root.find(f"{{{ns}}}channel")
-        items = root.findall(f"{{{ns}}}item")
-    elif tag in (f"{{{ATOM_NS}}}feed", f"{{{ATOM03_NS}}}feed"):
-        fmt, version = "atom", "1.0" if _ns(tag) == ATOM_NS else "0.3"
-        channel = root
-        items = root.findall(f"{{{_ns(tag)}}}entry")
-    else:
-        raise ValueError(f"not a feed: {tag}")
+        return False
+    return True
+
+
+#: (format, version, the channel element, the item elements) of one feed's root.
+Shape = tuple[str, str, etree._Element, list[etree._Element]]
+
+
+def _found(element: etree._Element | None, what: str) -> etree._Element:
+    if element is None:
+        raise ValueError(f"not a feed: no {what}")
+    return element
+
+
+def _rss_shape(root: etree._Element) -> Shape:
+    channel = _found(root.find("channel"), "channel")
+    return "rss", root.get("version", ""), channel, channel.findall("item")
+
+
+def _rdf_shape(root: etree._Element) -> Shape:
+    ns = next(_ns(c.tag) for c in root if isinstance(c.tag, str) and _local(c.tag) == "channel")
+    channel = _found(root.find(f"{{{ns}}}channel"), "channel")
+    return "rdf", {RSS10_NS: "1.0", RSS090_NS: "0.90"}[ns], channel, root.findall(f"{{{ns}}}item")
+
+
+def _atom_shape(root: etree._Element) -> Shape:
+    ns = _ns(str(root.tag))
+    return "atom", "1.0" if ns == ATOM_NS else "0.3", root, root.findall(f"{{{ns}}}entry")
+
+
+#: Root element -> how to read the feed's shape.
+SHAPES: dict[str, Callable[[etree._Element], Shape]] = {
+    "rss": _rss_shape,
+    f"{{{RDF_NS}}}RDF": _rdf_shape,
+    f"{{{ATOM_NS}}}feed": _atom_shape,
+    f"{{{ATOM03_NS}}}feed": _atom_shape,
+}
+
+
+def _channel_elements(fmt: str, root: etree._Element, channel: etree._Element) -> collections.Counter[str]:
     item_tags = {"item", "entry"}
     channel_elements = collections.Counter(
         element_name(c.tag) for c in channel if isinstance(c.tag, str) and _local(c.tag) not in item_tags
@@ -249,18 +275,41 @@ def feed_facts(data: bytes) -> dict[str, Any]:
         )
         for name, n in beside.items():
             channel_elements.setdefault(name, n)
+    return channel_elements
+
+
+def _item_tallies(items: list[etree._Element]) -> tuple[collections.Counter[str], collections.Counter[str]]:
+    """(items having each element, occurrences of each element)."""
     with_each: collections.Counter[str] = collections.Counter()
     occurrences: collections.Counter[str] = collections.Counter()
     for item in items:
         names = [element_name(c.tag) for c in item if isinstance(c.tag, str)]
         occurrences.update(names)
         with_each.update(set(names))
-    title = channel.find(f"{{{_ns(channel.tag)}}}title" if _ns(channel.tag) else "title")
+    return with_each, occurrences
+
+
+def _title(channel: etree._Element) -> str | None:
+    ns = _ns(str(channel.tag))
+    title = channel.find(f"{{{ns}}}title" if ns else "title")
+    return (title.text or "").strip() if title is not None else None
+
+
+def feed_facts(data: bytes) -> dict[str, Any]:
+    """Format, version, well-formedness, item count and element tallies of one feed document."""
+    well_formed = _well_formed(data)
+    root = etree.fromstring(data, _parser(recover=True))
+    shape = SHAPES.get(str(root.tag))
+    if shape is None:
+        raise ValueError(f"not a feed: {root.tag}")
+    fmt, version, channel, items = shape(root)
+    channel_elements = _channel_elements(fmt, root, channel)
+    with_each, occurrences = _item_tallies(items)
     return {
         "format": fmt,
         "version": version,
         "well_formed": well_formed,
-        "title": (title.text or "").strip() if title is not None else None,
+        "title": _title(channel),
         "item_count": len(items),
         "channel_elements": dict(sorted(channel_elements.items())),
         "item_elements": dict(sorted(with_each.items())),
@@ -270,7 +319,7 @@ def feed_facts(data: bytes) -> dict[str, Any]:
 
 def opml_urls(data: bytes) -> dict[str, list[str]]:
     """xmlUrl / htmlUrl-only / include URLs of an OPML document, as paths, in document order."""
-    root = etree.fromstring(data, etree.XMLParser(recover=True, resolve_entities=False, no_network=True))
+    root = etree.fromstring(data, _parser(recover=True))
     feeds, html_only, includes = [], [], []
     for outline in root.iter("outline"):
         if outline.get("type") == "include":

@@ -1,0 +1,117 @@
+"""The ``feedcensus`` command line.
+
+    feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR
+    feedcensus survey DIR [--job ID] [--format rss|atom|rdf] [--out REPORT_DIR]
+    feedcensus compact DIR [--job ID]
+    feedcensus lint [--json] FILE_OR_URL...
+    feedcensus discover [--json] [--base-url URL] URL_OR_FILE...
+    feedcensus rules [--json]
+    feedcensus demo [--out DIR]
+
+Bad input gives one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from crawler.cli.crawl import cmd_crawl, cmd_demo
+from crawler.cli.datasets import cmd_compact, cmd_survey
+from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
+from crawler.cli.errors import EXIT_USAGE, CliError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="feedcensus", description="Find, crawl and measure RSS and Atom feeds.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("crawl", help="crawl seed sites, OPML lists and URLs into Parquet datasets")
+    c.add_argument("--seeds", action="append", metavar="FILE", help="file of site URLs, one per line (repeatable)")
+    c.add_argument("--opml", action="append", metavar="FILE_OR_URL", help="OPML subscription list (repeatable)")
+    c.add_argument("--url", action="append", metavar="URL", help="a feed, page or OPML URL (repeatable)")
+    c.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")
+    c.add_argument("--job-id", help="partition name of this run (default: UTC start time)")
+    c.add_argument(
+        "--no-reflexive", action="store_true", help="do not fetch channel pages to verify they advertise the feed"
+    )
+    c.add_argument(
+        "--no-pages", action="store_true", help="do not fetch htmlUrl pages of OPML outlines that have an xmlUrl"
+    )
+    c.add_argument(
+        "--guess",
+        action="store_true",
+        help="when a page advertises nothing, try common feed paths and feed-looking links",
+    )
+    c.add_argument("--follow-body-links", action="store_true", help="also follow autodiscovery links found in <body>")
+    c.add_argument(
+        "--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses"
+    )
+    c.add_argument(
+        "--resume", metavar="DIR", help="state folder: a crawl run with it can be resumed after a crash or kill"
+    )
+    c.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    c.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
+    c.set_defaults(func=cmd_crawl)
+
+    s = sub.add_parser("survey", help="print the element-usage survey of a dataset")
+    s.add_argument("dir")
+    s.add_argument("--job", help="job id (default: the latest run)")
+    s.add_argument(
+        "--format", default="rss", choices=["rss", "atom", "rdf"], help="which feeds the element tables count"
+    )
+    s.add_argument("--out", metavar="REPORT_DIR", help="also write the report as Markdown, CSV and HTML there")
+    s.set_defaults(func=cmd_survey)
+
+    k = sub.add_parser("compact", help="merge the small Parquet files of finished runs into larger ones, atomically")
+    k.add_argument("dir")
+    k.add_argument("--job", help="compact only this run (default: every run)")
+    k.add_argument(
+        "--force", action="store_true", help="also compact partitions a crawl is still writing (marked .running)"
+    )
+    k.set_defaults(func=cmd_compact)
+
+    lint = sub.add_parser("lint", help="parse documents without crawling and print format, tally and findings")
+    lint.add_argument("--json", action="store_true", help="one JSON object per document per line")
+    lint.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an HTTP header the documents are read with, e.g. 'Content-Type: text/xml; charset=koi8-r'",
+    )
+    lint.add_argument("sources", nargs="+", metavar="FILE_OR_URL")
+    lint.set_defaults(func=cmd_lint)
+
+    d = sub.add_parser("discover", help="list the feeds a page advertises, judged against both specs")
+    d.add_argument("--json", action="store_true")
+    d.add_argument("--base-url", help="URL to resolve relative links against (for local files)")
+    d.add_argument("sources", nargs="+", metavar="URL_OR_FILE")
+    d.set_defaults(func=cmd_discover)
+
+    r = sub.add_parser("rules", help="list the RSS Best Practices Profile rules")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_rules)
+
+    demo = sub.add_parser("demo", help="serve the bundled sample web on 127.0.0.1, crawl it and print the survey")
+    demo.add_argument("--out", default="demo-out", metavar="DIR")
+    demo.add_argument("--job-id")
+    demo.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    demo.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CliError as exc:
+        print(f"feedcensus {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("feedcensus: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,168 @@
+"""``feedcensus lint``, ``discover`` and ``rules``: documents read without crawling."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from crawler.cli.errors import EXIT_USAGE, CliError, fail
+
+#: The most ``lint`` and ``discover`` read of one document.
+FETCH_LIMIT = 32 * 1024 * 1024
+
+
+def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str, dict[str, str]]:
+    """(body, url, headers) of a local file or an http(s) URL."""
+    if source.startswith(("http://", "https://")):
+        req = urllib.request.Request(source, headers={"User-Agent": "feedcensus-lint/0.1"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                body = resp.read(FETCH_LIMIT + 1)
+                if len(body) > FETCH_LIMIT:
+                    raise fail(f"{source}: larger than {FETCH_LIMIT} bytes")
+                return body, resp.geturl(), {k.lower(): v for k, v in resp.headers.items()}
+        except urllib.error.HTTPError as exc:
+            raise fail(f"{source}: HTTP {exc.code}") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise fail(f"{source}: {getattr(exc, 'reason', exc)}") from None
+    if "://" in source and not source.startswith("file://"):
+        raise fail(f"{source}: only local files and http(s) URLs can be read")
+    path = Path(source[7:] if source.startswith("file://") else source)
+    try:
+        return path.read_bytes(), path.resolve().as_uri(), {}
+    except OSError as exc:
+        raise fail(f"{source}: {exc.strerror or exc}") from None
+
+
+def lint_document(source: str, body: bytes, url: str, headers: dict[str, str]) -> dict[str, Any]:
+    from pipelines.document.checks import CheckResult, check_feed
+    from pipelines.document.feedparse import parse_feed
+
+    parsed = parse_feed(body, url, headers)
+    findings = CheckResult()
+    if parsed.root is not None:
+        findings = check_feed(parsed.root, format=parsed.format, body=body)
+    return {
+        "source": source,
+        "format": parsed.format,
+        "version": parsed.version,
+        "well_formed": parsed.well_formed,
+        "error": parsed.error,
+        "encoding": parsed.encoding,
+        "title": parsed.title,
+        "item_count": len(parsed.items),
+        "channel_elements": [u.element for u in parsed.usage if u.scope == "channel"],
+        "item_elements": {u.element: u.items_with for u in parsed.usage if u.scope == "item"},
+        "usage": [
+            {"scope": u.scope, "element": u.element, "count": u.count, "items_with": u.items_with, "defined": u.defined}
+            for u in parsed.usage
+        ],
+        "findings": [
+            {"rule": f.rule, "severity": f.severity, "scope": f.scope, "count": f.count, "example": f.example}
+            for f in findings
+        ],
+    }
+
+
+def print_lint(result: dict[str, Any]) -> None:
+    print(
+        f"{result['source']}: {result['format']} {result['version'] or ''} "
+        f"{'well-formed' if result['well_formed'] else 'NOT well-formed'}, {result['item_count']} items"
+        + (f" ({result['error']})" if result["error"] else "")
+    )
+    print("  channel: " + ", ".join(result["channel_elements"]))
+    print("  items:   " + ", ".join(f"{k} ({v})" for k, v in result["item_elements"].items()))
+    for f in result["findings"]:
+        print(f"  {f['severity']:7} {f['rule']} x{f['count']}: {f['example'] or ''}")
+
+
+def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
+    headers = {}
+    for value in values or []:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise fail(f"--header takes 'Name: value', not {value!r}")
+        headers[name.strip().lower()] = content.strip()
+    return headers
+
+
+class Sources:
+    """Reads each input of a command in turn; one that cannot be read is a line on stderr and exit code 2."""
+
+    def __init__(self, command: str, sources: Sequence[str]) -> None:
+        self.command = command
+        self.sources = sources
+        self.code = 0
+
+    def __iter__(self) -> Iterator[tuple[str, bytes, str, dict[str, str]]]:
+        for source in self.sources:
+            try:
+                body, url, headers = read_source(source)
+            except CliError as exc:
+                print(f"feedcensus {self.command}: {exc}", file=sys.stderr)
+                self.code = EXIT_USAGE
+                continue
+            yield source, body, url, headers
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    extra_headers = parse_headers(args.header)
+    sources = Sources("lint", args.sources)
+    for source, body, url, headers in sources:
+        result = lint_document(source, body, url, {**headers, **extra_headers})
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False, default=str))
+        else:
+            print_lint(result)
+    return sources.code
+
+
+def cmd_discover(args: argparse.Namespace) -> int:
+    from crawler.fetch.discovery import discover
+    from schemas.items import LINK_FIELDS
+
+    sources = Sources("discover", args.sources)
+    for source, body, url, headers in sources:
+        links = discover(body, args.base_url or url, headers, follow_body=True)
+        if args.json:
+            print(
+                json.dumps(
+                    {"page": source, "links": [{f: getattr(link, f) for f in LINK_FIELDS} for link in links]},
+                    ensure_ascii=False,
+                )
+            )
+        else:
+            print(f"{source}: {len(links)} feed link(s)")
+            for link in links:
+                verdict = f"rss={'ok' if link.conforms_rss else 'no'} atom={'ok' if link.conforms_atom else 'no'}"
+                print(
+                    f"  {link.position}. {link.href or link.href_raw} [{link.type}] {verdict} {' '.join(link.reasons)}"
+                )
+    return sources.code
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from pipelines.document.checks import RULES
+
+    for rule in RULES.values():
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "id": rule.id,
+                        "severity": rule.severity,
+                        "section": rule.section,
+                        "w3c": rule.w3c,
+                        "title": rule.title,
+                    }
+                )
+            )
+        else:
+            print(f"{rule.id:40} {rule.severity:7} §{rule.section:6} {rule.w3c or '':28} {rule.title}")
+    return 0

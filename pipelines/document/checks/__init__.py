@@ -1,0 +1,101 @@
+"""Check a parsed feed against the RSS Best Practices Profile (RSS Advisory Board, 2007).
+
+One :class:`Rule` (:data:`RULES`) per requirement or recommendation of the
+profile (and of the RSS 2.0 specification it restates) that can be tested
+mechanically on the document; :func:`check_feed` walks the element tree once
+and returns one :class:`Finding` per (rule, scope) that failed, with the
+number of occurrences and the first offending value.
+
+Scope is where the offending element sits: ``rss`` (the root), ``channel``,
+``item``, ``image``, ``textInput``, ``skipHours`` or ``skipDays``.
+
+Severity: ``error`` for a *must* / *must not* of the profile or the RSS 2.0
+specification, ``warning`` for a *should* / recommendation.
+
+The package follows the profile's sections, one small function per rule:
+
+=================  ==============================================================
+``rules``          the rule table (ids, severities, sections, W3C names, titles)
+``walk``           the one walk over a scope's children, driven by its
+                   :class:`~pipelines.document.checks.walk.Section` table
+``rss``            4.1 rss
+``channel``        4.1.1 channel and its simple elements
+``channel_parts``  cloud, image, skipDays, skipHours, textInput
+``item``           4.1.1.20 item, enclosure, guid, source
+``namespaces``     5. Atom, Content, Dublin Core, Slash
+``chardata``       3.1 character data (read from the raw bytes)
+``datetimes``      3.2 dates and times (tokenised by ``pipelines.document.dates``)
+``values``         3.3 e-mail addresses, 3.4 URLs, integers
+``context``        the findings being gathered, rule failures, tree helpers
+=================  ==============================================================
+
+What is deliberately not checked (not decidable on the document alone):
+that the channel title matches the web site's name, that a category is a
+slash-delimited taxonomy path, that URI schemes are IANA-registered (only the
+``scheme:`` syntax is checked), that a feed by one person omits ``author``, and
+that namespace elements are not used where a core element would do.
+
+Judgement calls: a second enclosure is only the profile's ``DuplicateEnclosure``
+warning (4.1.1.20.5), not also a duplicate item element; ``<hour>24</hour>`` is
+an error (4.1.1.16.1 permits 0-23) under its own id so it can be told from other
+bad hours; a date more than ``FUTURE_GRACE_SECONDS`` (``datetimes``) ahead of
+``now`` is "in the future"; a military time zone is read as ``-0000`` (see
+``pipelines.document.dates``); image formats are judged by the file extension
+of the URL, when it has one; the 3.1 character-data rule looks only at
+plain-text elements (titles, descriptions other than an item's, copyright,
+category, generator, author, managingEditor, webMaster, source) in
+ASCII-compatible bodies.
+
+The profile is about RSS 2.0: rules run only for ``format == "rss"`` (any
+``version``; a version other than 2.0 is itself a finding). RSS 1.0 (``rdf``),
+Atom and unknown documents get no findings: none of the profile's rules are
+defined for them.
+
+A rule that raises on an odd document does not stop the others: the
+exception is caught where the rule is run (``context.Acc.run``, the one broad
+``except`` of the package) and reported on the result
+(:attr:`CheckResult.failures`, one :class:`RuleFailure` per rule id), so that a
+crawl counts it instead of silently under-counting the census.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pipelines.document.checks.chardata import check_character_data
+from pipelines.document.checks.context import Acc, CheckResult, Element, Notes, RuleFailure
+from pipelines.document.checks.rss import walk_rss
+from pipelines.document.checks.rules import RULES, Finding, Rule
+from schemas.vocab import FeedFormat
+
+__all__ = ["RULES", "CheckResult", "Finding", "Notes", "Rule", "RuleFailure", "check_feed"]
+
+
+def check_feed(
+    root: Element | None,
+    *,
+    format: str,
+    body: bytes = b"",
+    now: datetime | None = None,
+    notes: Notes | None = None,
+) -> CheckResult:
+    """Check one parsed feed against the RSS Best Practices Profile.
+
+    ``root`` is the lxml root element (possibly from a recover-mode parse),
+    ``format`` the detected format; only ``"rss"`` is checked (see the module
+    docstring). The version rule reads the root's ``version`` attribute itself.
+    ``body`` (the raw document bytes) is needed only for the 3.1
+    character-data rule; ``now`` (default: the current UTC time; naive means
+    UTC) is the reference for future item dates. ``notes`` is the ``notes``
+    of the ``parse_feed(..., with_notes=True)`` result whose ``root`` this is
+    (a ``pipelines.document.feedparse.TreeNotes``).
+
+    Returns the findings in :data:`RULES` order, as a list; its ``failures``
+    name the rules that raised instead of deciding. Never raises.
+    """
+    if format != FeedFormat.RSS or root is None:
+        return CheckResult()
+    acc = Acc(body if isinstance(body, bytes | bytearray) else b"", now, notes)
+    acc.guard("walk:rss", walk_rss, acc, root)
+    acc.guard("character-data-not-hex", check_character_data, acc)
+    return acc.result()

@@ -1,0 +1,50 @@
+"""4.1 rss: the root element, its version and its one channel."""
+
+from __future__ import annotations
+
+from pipelines.document.checks.channel import CHANNEL
+from pipelines.document.checks.context import Acc, Element
+from pipelines.document.checks.walk import Section, Walk, walk_scope
+
+__all__ = ["RSS", "walk_rss"]
+
+
+def version_not_2_0(acc: Acc, walk: Walk) -> None:
+    """The version attribute itself is read, so that no normalisation by the parser hides a bad value."""
+    version = walk.el.get("version")
+    if version is None or version.strip() != "2.0":
+        acc.add("version-not-2-0", walk.scope, "(missing)" if version is None else version)
+
+
+def channel_missing(acc: Acc, walk: Walk) -> None:
+    if "channel" not in walk.seen:
+        acc.add("channel-missing", walk.scope, None)
+
+
+def multiple_channels(acc: Acc, walk: Walk) -> None:
+    channels = walk.seen.get("channel", 0)
+    if channels > 1:
+        acc.add("multiple-channels", walk.scope, "channel", channels - 1)
+
+
+def walk_channels(acc: Acc, rss: Walk) -> None:
+    """Each channel (one that cannot be walked does not stop the rest)."""
+    for channel in rss.named("channel"):
+        acc.guard("walk:channel", walk_scope, acc, CHANNEL, channel, rss)
+
+
+RSS = Section(
+    scope="rss",
+    defined=frozenset(["channel"]),
+    containers=frozenset(["channel"]),
+    scope_rules=(
+        ("version-not-2-0", version_not_2_0),
+        ("channel-missing", channel_missing),
+        ("multiple-channels", multiple_channels),
+        ("walk:channel", walk_channels),
+    ),
+)
+
+
+def walk_rss(acc: Acc, root: Element) -> None:
+    walk_scope(acc, RSS, root)

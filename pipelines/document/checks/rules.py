@@ -1,0 +1,264 @@
+"""The rules of the RSS Best Practices Profile that are checked, and what a failed one looks like.
+
+:data:`RULES` is the table every other module of the package refers to by rule
+id: the id (kebab-case, stable: it is written to the ``conformance`` table),
+the severity (``error`` for a *must* / *must not* of the profile or the RSS
+2.0 specification, ``warning`` for a *should* / recommendation), the
+profile's section, the W3C Feed Validator's name for the same problem (when
+it has one) and a one-line title. Its order is the order findings are
+reported in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["RULES", "RULE_ORDER", "Finding", "Rule"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One checkable requirement (``error``) or recommendation (``warning``) of the profile."""
+
+    id: str
+    severity: str
+    section: str
+    w3c: str | None
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule that failed in one scope of a feed: how often, and the first offending value."""
+
+    rule: str
+    severity: str
+    scope: str
+    count: int
+    example: str | None
+
+
+def _rules(*rows: tuple[str, str, str, str | None, str]) -> dict[str, Rule]:
+    return {r[0]: Rule(*r) for r in rows}
+
+
+E, W = "error", "warning"
+
+RULES: dict[str, Rule] = _rules(
+    # 1. Introduction / 4.1 rss
+    (
+        "undefined-element",
+        E,
+        "1",
+        "UndefinedElement",
+        "element without a namespace that the RSS specification does not define here",
+    ),
+    ("version-not-2-0", E, "4.1", "InvalidRSSVersion", 'rss element has no version attribute "2.0"'),
+    ("channel-missing", E, "4.1", "MissingElement", "rss element contains no channel"),
+    ("multiple-channels", E, "4.1", "DuplicateElement", "rss element contains more than one channel"),
+    # 3.1 Character data
+    ("text-element-has-children", E, "3.1", None, "character-data element contains child elements"),
+    (
+        "character-data-not-hex",
+        W,
+        "3.1",
+        "CharacterData",
+        '"&", "<" or ">" in plain text not written as &#x26; / &#x3C; / &#x3E;',
+    ),
+    # 3.2 Dates and times
+    ("date-invalid", E, "3.2", "InvalidRFC2822Date", "date-time is not an RFC 822 date-time (four-digit year allowed)"),
+    ("date-weekday-mismatch", E, "3.2", "IncorrectDOW", "day of the week does not match the date"),
+    ("date-two-digit-year", W, "3.2", "ProblematicalRFC822Date", "date-time uses a two-digit year"),
+    (
+        "date-comment-or-extra-space",
+        W,
+        "3.2",
+        "ProblematicalRFC822Date",
+        "date-time contains a comment or more than one space between components",
+    ),
+    ("date-military-zone", W, "3.2", "ProblematicalRFC822Date", 'date-time uses a military time zone other than "Z"'),
+    (
+        "date-not-universal-form",
+        W,
+        "3.2",
+        None,
+        'date-time is not in one of the three forms that worked in every tested aggregator ("Thu, 04 Oct 2007 23:59:45 +0000/-0000/GMT")',
+    ),
+    # 3.3 E-mail addresses
+    ("email-missing", E, "3.3", "InvalidContact", "author, managingEditor or webMaster contains no e-mail address"),
+    ("email-missing-real-name", W, "3.3", "MissingRealName", 'e-mail address without "(Real Name)"'),
+    ("email-format", W, "3.3", "EmailFormat", 'e-mail address not in the form "username@hostname.tld (Real Name)"'),
+    # 3.4 URLs
+    (
+        "url-not-absolute",
+        E,
+        "3.4",
+        "InvalidFullLink",
+        "link, url, docs or comments value does not begin with a URI scheme (relative or scheme-less URL)",
+    ),
+    ("url-not-ascii", E, "3.4", None, "URL contains non-ASCII characters or spaces (an IRI not converted to a URL)"),
+    # 4.1.1 channel
+    ("channel-missing-required", E, "4.1.1", "MissingElement", "channel lacks title, link or description"),
+    (
+        "duplicate-channel-element",
+        E,
+        "4.1.1",
+        "DuplicateElement",
+        "channel element other than category or item present more than once",
+    ),
+    (
+        "items-before-channel-elements",
+        W,
+        "4.1.1",
+        "MisplacedItem",
+        "item elements should come after all other channel elements",
+    ),
+    (
+        "cloud-missing-attribute",
+        E,
+        "4.1.1.5",
+        "MissingAttribute",
+        "cloud lacks one of domain, path, port, protocol, registerProcedure",
+    ),
+    (
+        "cloud-attribute-invalid",
+        E,
+        "4.1.1.5",
+        "InvalidValue",
+        "cloud port is not a TCP port number or protocol is not xml-rpc, soap or http-post",
+    ),
+    ("docs-not-rssboard", W, "4.1.1.7", None, 'docs is not "https://www.rssboard.org/rss-specification"'),
+    # 4.1.1.9 image
+    ("image-missing-required", E, "4.1.1.9", "MissingElement", "image lacks link, title or url"),
+    ("duplicate-image-element", E, "4.1.1.9", "DuplicateElement", "image child element present more than once"),
+    ("image-link-mismatch", W, "4.1.1.9", "ImageLinkDoesntMatch", "image link is not the channel's link"),
+    ("image-title-mismatch", W, "4.1.1.9.2", "ImageTitleDoesntMatch", "image title is not the channel's title"),
+    ("image-url-format", E, "4.1.1.9.3", "ImageUrlFormat", "image url names a file that is not GIF, JPEG or PNG"),
+    ("image-too-tall", E, "4.1.1.9.5", "InvalidHeight", "image height is over 400"),
+    ("image-too-wide", E, "4.1.1.9.6", "InvalidWidth", "image width is over 144"),
+    ("image-size-not-integer", E, "4.1.1.9.6", None, "image width or height is not a positive integer"),
+    # 4.1.1.10 .. 4.1.1.18
+    ("language-invalid", E, "4.1.1.10", "InvalidLanguage", "language is not an ISO 639 / RFC 1766 language code"),
+    ("rating-not-pics", E, "4.1.1.14", None, "rating is not a PICS label"),
+    ("skip-day-invalid", E, "4.1.1.15.1", "InvalidDay", "skipDays day is not one of Monday..Sunday"),
+    ("skip-day-duplicate", E, "4.1.1.15.1", "DuplicateValue", "skipDays day repeated"),
+    ("skip-hour-invalid", E, "4.1.1.16.1", "InvalidHour", "skipHours hour is not an integer from 0 to 23"),
+    ("skip-hour-24", E, "4.1.1.16.1", "UseZeroForMidnight", "skipHours uses 24 (RSS 0.91) for midnight instead of 0"),
+    ("skip-hour-duplicate", E, "4.1.1.16.1", "DuplicateValue", "skipHours hour repeated"),
+    ("text-input-present", W, "4.1.1.17", "AvoidTextInput", "textInput is ignored by most aggregators"),
+    (
+        "text-input-missing-required",
+        E,
+        "4.1.1.17",
+        "MissingElement",
+        "textInput lacks description, link, name or title",
+    ),
+    (
+        "duplicate-text-input-element",
+        E,
+        "4.1.1.17",
+        "DuplicateElement",
+        "textInput child element present more than once",
+    ),
+    (
+        "text-input-name-invalid",
+        E,
+        "4.1.1.17.3",
+        "InvalidFormComponentName",
+        "textInput name does not start with a letter or contains characters other than A-Z a-z 0-9 : - . _",
+    ),
+    ("ttl-not-positive-integer", E, "4.1.1.18", "InvalidInteger", "ttl is not a positive integer number of minutes"),
+    # 4.1.1.20 item
+    (
+        "item-missing-title-and-description",
+        E,
+        "4.1.1.20",
+        "ItemMustContainTitleOrDescription",
+        "item has neither title nor description",
+    ),
+    (
+        "duplicate-item-element",
+        E,
+        "4.1.1.20",
+        "DuplicateElement",
+        "item element other than category or enclosure present more than once",
+    ),
+    (
+        "description-relative-url",
+        W,
+        "4.1.1.20.4",
+        "ContainsRelRef",
+        "item description contains a relative URL in href or src",
+    ),
+    ("enclosure-missing-attribute", E, "4.1.1.20.5", "MissingAttribute", "enclosure lacks url, length or type"),
+    ("enclosure-length-not-integer", E, "4.1.1.20.5", "InvalidIntegerAttribute", "enclosure length is not an integer"),
+    (
+        "enclosure-length-unknown",
+        W,
+        "4.1.1.20.5",
+        "UseZeroForUnknown",
+        "enclosure length is empty or negative; use 0 for an unknown size",
+    ),
+    (
+        "enclosure-url-not-absolute",
+        E,
+        "4.1.1.20.5",
+        "InvalidURLAttribute",
+        "enclosure url does not begin with a URI scheme",
+    ),
+    ("duplicate-enclosure", W, "4.1.1.20.5", "DuplicateEnclosure", "item contains more than one enclosure"),
+    (
+        "guid-permalink-not-url",
+        E,
+        "4.1.1.20.6",
+        "InvalidHttpGUID",
+        "guid is a permalink (isPermaLink absent or true) but not a full URL",
+    ),
+    (
+        "guid-is-permalink-invalid",
+        E,
+        "4.1.1.20.6",
+        "InvalidBooleanAttribute",
+        'guid isPermaLink is neither "true" nor "false"',
+    ),
+    ("item-missing-guid", W, "4.1.1.20.6", "MissingGuid", "item has no guid"),
+    ("item-date-in-future", W, "4.1.1.20.8", None, "item pubDate is in the future"),
+    ("source-missing-url", E, "4.1.1.20.9", "MissingAttribute", "source lacks its url attribute"),
+    ("source-url-not-absolute", E, "4.1.1.20.9", "InvalidURLAttribute", "source url does not begin with a URI scheme"),
+    # 5. namespaces
+    ("missing-atom-self-link", W, "5.1", "MissingAtomSelfLink", 'channel has no atom:link rel="self"'),
+    ("atom-link-missing-href", E, "5.1", "MissingHref", "atom:link has no href attribute"),
+    (
+        "content-before-description",
+        W,
+        "5.2.1",
+        "NeedDescriptionBeforeContent",
+        "item has content:encoded before description",
+    ),
+    ("content-without-description", W, "5.2.1", None, "item has content:encoded but no description"),
+    ("author-and-dc-creator", W, "5.3.1", "DuplicateItemSemantics", "item contains both author and dc:creator"),
+    (
+        "contact-and-dc-creator",
+        W,
+        "5.3.1",
+        "DuplicateSemantics",
+        "channel contains dc:creator with managingEditor or webMaster",
+    ),
+    (
+        "slash-comments-not-integer",
+        E,
+        "5.4.1",
+        "InvalidNonNegativeInteger",
+        "slash:comments is not a non-negative integer",
+    ),
+    (
+        "slash-comments-without-last-build-date",
+        W,
+        "5.4.1",
+        "SlashDate",
+        "slash:comments used but the channel has no lastBuildDate",
+    ),
+)
+
+#: Rule id -> its position in RULES (the order findings are reported in).
+RULE_ORDER = {rule_id: i for i, rule_id in enumerate(RULES)}

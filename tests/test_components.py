@@ -1,0 +1,232 @@
+"""The Scrapy components in process, each built the way Scrapy builds it (``get_crawler()``, ``from_crawler``).
+
+The end-to-end crawls show the components working together; these show each
+one's contract alone: what it reads from the crawler, what it yields, what it
+hands the dataset. Nothing here commits Parquet (that needs the reactor: the
+crawl tests do it); rows are read back from the writer's buffers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.test import get_crawler
+
+from crawler.extensions.resume import JOURNAL_FILE, CrawlJournal, ResumeDupeFilter, read_journal
+from crawler.middlewares.autodiscovery import AutodiscoveryMiddleware
+from crawler.middlewares.netsafety import NetworkSafetyMiddleware
+from crawler.middlewares.robotslog import RobotsLogMiddleware
+from crawler.outcomes import RefusedRequest
+from crawler.requests import context_of, make_request
+from crawler.spiders.census import CensusSpider
+from pipelines.reflexive import ReflexivePipeline
+from pipelines.writer import Dataset, DatasetError, ParquetPipeline, dataset_of
+from schemas.items import FetchContext, FetchRecord, PageLinks
+from schemas.vocab import Expect, Outcome, Via
+
+PAGE = b"""<html><head><title>t</title>
+<link rel="alternate" type="application/rss+xml" href="/feed.xml">
+<link rel="alternate" type="application/atom+xml" href="javascript:alert(1)">
+</head><body></body></html>"""
+
+
+def crawler_for(tmp_path: Path, **settings: Any) -> Crawler:
+    """A configured crawler of the census spider writing to ``tmp_path/out``; its spider is built too."""
+    import crawler.settings as project
+
+    base = {k: getattr(project, k) for k in dir(project) if k.isupper()}
+    crawler = get_crawler(CensusSpider, {**base, "FEEDCENSUS_OUT": str(tmp_path / "out"), **settings})
+    crawler.spider = crawler._create_spider(url=["http://127.0.0.1:9/feed.xml"])
+    return crawler
+
+
+def buffered(crawler: Crawler, table: str) -> list[dict[str, Any]]:
+    """Rows the dataset holds for its next commit."""
+    return list(dataset_of(crawler).writer._rows[table])
+
+
+def html_response(url: str, ctx: FetchContext, body: bytes = PAGE) -> HtmlResponse:
+    request = make_request(url, ctx, callback=None, errback=None)
+    return HtmlResponse(url, body=body, request=request, headers={"Content-Type": "text/html"})
+
+
+# --- the dataset extension and the Parquet pipeline ------------------------------------
+
+
+def test_the_dataset_is_one_extension_found_by_every_component(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path, FEEDCENSUS_JOB_ID="j1")
+    dataset = crawler.get_extension(Dataset)
+    assert dataset is not None and dataset.job_id == "j1" and dataset.out == str(tmp_path / "out")
+    assert ParquetPipeline.from_crawler(crawler).dataset is dataset
+    assert RobotsLogMiddleware.from_crawler(crawler).dataset is dataset
+    assert ReflexivePipeline.from_crawler(crawler).dataset is dataset
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_crawl(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(DatasetError, match="cannot write to"):
+        crawler_for(tmp_path, FEEDCENSUS_OUT=str(blocker / "out"))
+
+
+def test_the_pipeline_buffers_rows_and_counts_fetch_records(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    pipeline = ParquetPipeline.from_crawler(crawler)
+    rec = FetchRecord(url="http://a.example/", outcome=Outcome.PAGE, discovered_via=Via.SEED, depth=0)
+    assert asyncio.run(pipeline.process_item(rec)) is rec
+    assert [r["url"] for r in buffered(crawler, "fetch_log")] == ["http://a.example/"]
+    assert crawler.stats is not None and crawler.stats.get_value("feedcensus/outcome/page") == 1
+
+
+def test_a_dropped_request_is_one_duplicate_row_with_its_context(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    pipeline = ParquetPipeline.from_crawler(crawler)
+    ctx = FetchContext(via=Via.AUTODISCOVERY, source="http://a.example/", depth=2, kind=Expect.FEED)
+    pipeline.request_dropped(make_request("http://a.example/feed", ctx, callback=None, errback=None))
+    (row,) = buffered(crawler, "fetch_log")
+    assert (row["outcome"], row["discovered_via"], row["depth"], row["source"]) == (
+        "duplicate",
+        "autodiscovery",
+        2,
+        "http://a.example/",
+    )
+
+
+# --- the request builder ----------------------------------------------------------------
+
+
+def test_requests_carry_their_context_and_go_breadth_first() -> None:
+    ctx = FetchContext(via=Via.OPML, source="list.opml", depth=3, kind=Expect.FEED)
+    request = make_request("http://a.example/f", ctx, callback=None, errback=None, priority_bias=-1)
+    assert context_of(request) is ctx and request.priority == -4
+    child = ctx.child(Via.AUTODISCOVERY, "http://a.example/", Expect.FEED)
+    assert (child.depth, child.via, child.include_depth) == (4, Via.AUTODISCOVERY, 0)
+    assert FetchContext.from_json(json.loads(json.dumps(ctx.to_json()))) == ctx
+
+
+# --- the spider -------------------------------------------------------------------------
+
+
+def test_start_yields_requests_for_inputs_and_records_for_bad_ones(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site.example/\nnot a url at all\n", encoding="utf-8")
+    crawler = crawler_for(tmp_path)
+    spider = crawler._create_spider(seeds=str(seeds), url=["ftp://x.example/f"], opml=[str(tmp_path / "none.opml")])
+    crawler.spider = spider
+
+    async def collect() -> list[Any]:
+        return [o async for o in spider.start()]
+
+    out = asyncio.run(collect())
+    requests = [o for o in out if isinstance(o, Request)]
+    records = [o for o in out if isinstance(o, FetchRecord)]
+    assert [(r.url, context_of(r).via, context_of(r).kind) for r in requests] == [
+        ("http://site.example/", Via.SEED, Expect.PAGE)
+    ]
+    assert sorted(r.outcome for r in records) == ["input_error", "input_error", "unsupported_scheme"]
+    assert spider.input_hosts == {"site.example"}  # hosts of URLs that can be requested
+
+
+# --- the autodiscovery middleware -------------------------------------------------------
+
+
+def test_autodiscovery_runs_on_pages_the_spider_marked_html(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    mw = AutodiscoveryMiddleware.from_crawler(crawler)
+    ctx = FetchContext(via=Via.SEED, source="seeds.txt", depth=0, kind=Expect.PAGE)
+    response = html_response("http://site.example/", ctx)
+    page = FetchRecord.for_context(ctx, response.url, Outcome.PAGE, html=True)
+    out = list(mw.process_spider_output(response, [page]))
+    assert out[0] is page
+    (links,) = [o for o in out if isinstance(o, PageLinks)]
+    assert [link.href for link in links.links] == ["http://site.example/feed.xml", "javascript:alert(1)"]
+    assert links.followed == [True, False]
+    (request,) = [o for o in out if isinstance(o, Request)]
+    assert request.url == "http://site.example/feed.xml" and request.priority == -1
+    assert context_of(request) == FetchContext(
+        via=Via.AUTODISCOVERY, source="http://site.example/", depth=1, kind=Expect.FEED
+    )
+    assert crawler.stats is not None and crawler.stats.get_value("autodiscovery/pages") == 1
+
+
+def test_autodiscovery_leaves_responses_that_are_not_pages_alone(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    mw = AutodiscoveryMiddleware.from_crawler(crawler)
+    ctx = FetchContext(via=Via.URL, source="input", depth=0, kind=Expect.ANY)
+    record = FetchRecord.for_context(ctx, "http://site.example/x", Outcome.NOT_FEED)
+    assert list(mw.process_spider_output(html_response("http://site.example/x", ctx), [record])) == [record]
+
+
+def test_autodiscovery_can_be_switched_off(tmp_path: Path) -> None:
+    with pytest.raises(NotConfigured):
+        AutodiscoveryMiddleware.from_crawler(crawler_for(tmp_path, AUTODISCOVERY_ENABLED=False))
+
+
+# --- network safety, robots log, reflexive ------------------------------------------------
+
+
+def test_network_safety_refuses_private_targets_found_in_content(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    mw = NetworkSafetyMiddleware.from_crawler(crawler)
+    ctx = FetchContext(via=Via.AUTODISCOVERY, source="http://site.example/", depth=1, kind=Expect.FEED)
+    with pytest.raises(RefusedRequest, match="refused"):
+        asyncio.run(mw.process_request(make_request("http://10.0.0.1/feed", ctx, callback=None, errback=None)))
+    # A host the user named (start() collects them) is trusted, even on loopback.
+    crawler.spider.input_hosts = {"127.0.0.1"}  # type: ignore[union-attr]
+    assert (
+        asyncio.run(mw.process_request(make_request("http://127.0.0.1:9/f", ctx, callback=None, errback=None))) is None
+    )
+
+
+def test_robots_requests_get_a_fetch_log_row_and_census_requests_do_not(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    mw = RobotsLogMiddleware.from_crawler(crawler)
+    robots = Request("http://site.example/robots.txt", meta={"dont_obey_robotstxt": True})
+    mw.process_response(robots, Response(robots.url, status=404, request=robots))
+    ctx = FetchContext(via=Via.SEED, source="s", depth=0, kind=Expect.PAGE)
+    page = make_request("http://site.example/robots.txt", ctx, callback=None, errback=None)
+    page.meta["dont_obey_robotstxt"] = True
+    mw.process_response(page, Response(page.url, status=200, request=page))
+    (row,) = buffered(crawler, "fetch_log")
+    assert (row["url"], row["outcome"], row["status"], row["discovered_via"]) == (robots.url, "robots", 404, "robots")
+
+
+def test_reflexive_pipeline_is_off_with_its_setting(tmp_path: Path) -> None:
+    with pytest.raises(NotConfigured):
+        ReflexivePipeline.from_crawler(crawler_for(tmp_path, FEEDCENSUS_REFLEXIVE=False))
+
+
+# --- resume: the journal and the duplicate filter ------------------------------------------
+
+
+def test_the_journal_keeps_each_scheduled_request_with_its_context(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path, FEEDCENSUS_RESUME_DIR=str(tmp_path / "state"))
+    journal = crawler.get_extension(CrawlJournal)
+    assert journal is not None and journal.previous == []
+    ctx = FetchContext(via=Via.INCLUDE, source="a.opml", depth=2, kind=Expect.OPML, include_depth=2)
+    journal.request_scheduled(make_request("http://a.example/b.opml", ctx, callback=None, errback=None))
+    redirected = make_request("http://a.example/c", ctx, callback=None, errback=None)
+    redirected.meta["redirect_urls"] = ["http://a.example/old"]
+    journal.request_scheduled(redirected)  # redone by requesting the original again: not journaled
+    journal.request_scheduled(Request("http://a.example/robots.txt"))  # not the census's
+    journal.spider_closed()
+    (entry,) = read_journal(tmp_path / "state" / JOURNAL_FILE)
+    assert (entry.url, entry.context) == ("http://a.example/b.opml", ctx)
+
+
+def test_the_duplicate_filter_drops_what_the_dataset_says_is_written(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    dataset = dataset_of(crawler)
+    dataset.done = {"http://a.example/written"}
+    dupefilter = ResumeDupeFilter.from_crawler(crawler)
+    assert dupefilter.request_seen(Request("http://a.example/written"))
+    assert not dupefilter.request_seen(Request("http://a.example/new"))
+    assert dupefilter.request_seen(Request("http://a.example/new"))

@@ -1,0 +1,49 @@
+"""Data that cannot be written is never reported as written.
+
+An output that cannot be written is refused before the first request; a
+commit that fails later is tried again, then the crawl stops with exit code 3
+and one line saying how many rows were lost, and what was committed before
+stays readable. The failure here is a real one: a file stands where the
+``links`` table's folder must go, so every commit holding links rows fails
+with ENOTDIR from the filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import demo_seeds_file, read_table, run_cli
+
+
+def test_an_unwritable_output_is_one_line_and_exit_2_before_any_request(tmp_path: Path, demo_server: Any) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    demo_server.reset_hits()
+    proc = run_cli("crawl", "--seeds", str(demo_seeds_file(tmp_path, demo_server)), "--out", str(blocker / "out"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"feedcensus crawl: cannot write to {blocker / 'out'}")
+    assert "Traceback" not in proc.stderr
+    assert sum(demo_server.hits.values()) == 0, "the crawl fetched before finding out it could not write"
+
+
+def test_a_commit_that_keeps_failing_stops_the_crawl_with_exit_3(tmp_path: Path, demo_server: Any) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "links").write_text("a file where the links folder must go")
+    proc = run_cli(
+        "crawl", "--seeds", str(demo_seeds_file(tmp_path, demo_server)), "--out", str(out), "--job-id", "j",
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_BATCH_ROWS=1",
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"feedcensus crawl: cannot write to {out}") and last.endswith("rows were not written")
+    assert "Traceback" not in proc.stderr
+    assert "trying again" in proc.stderr  # the commit was retried before giving up
+    # What was committed before the failure is readable, and only whole commits are there.
+    log = read_table(out, "fetch_log").to_pylist()
+    assert log and all(row["job_id"] == "j" for row in log)
+    markers = [json.loads(p.read_text()) for p in (out / "_commits" / "job_id=j").glob("*.json")]
+    assert markers, "nothing was committed before the failure"
+    assert sum(m["files"].get("fetch_log", 0) for m in markers) == len(log)
