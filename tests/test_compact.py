@@ -95,6 +95,37 @@ def test_compact_one_job_rewrites_only_that_job(dataset: Path) -> None:
     assert everything(dataset) == before
 
 
+def assert_result_reports_the_compaction(result: CompactResult, files_before: int, rows_before: int) -> None:
+    """compact_dataset's result counts every file and row, and prints as one line."""
+    files_after = len(TABLES) * len(JOBS)
+    assert isinstance(result, CompactResult)
+    assert result.files_before == files_before
+    assert result.files_after == files_after
+    assert result.rows == rows_before
+    assert "\n" not in str(result) and f"{files_before} files -> {files_after}" in str(result)
+
+
+def assert_same_rows_in_one_file_each(
+    dataset: Path, before: dict[tuple[str, str], list[str]], in_order: dict[tuple[str, str], list[dict[str, Any]]]
+) -> None:
+    """One file per table and job now, holding the same rows as before, in the same order."""
+    assert sum(len(parts(dataset, t, j)) for t in TABLES for j in JOBS) == len(TABLES) * len(JOBS)
+    assert everything(dataset) == before
+    assert {k: open_table(str(dataset), *k).to_table().to_pylist() for k in in_order} == in_order, "rows reordered"
+
+
+def assert_file_has_the_table_schema(path: Path, table: str, num_rows: int) -> None:
+    """A compacted file carries the table's schema (version, field names, nullability, descriptions, types)
+    and holds its ``num_rows`` rows in a single row group."""
+    meta = pq.read_metadata(path)
+    assert meta.metadata[VERSION_KEY] == arrow_schema(table).metadata[VERSION_KEY]
+    got = pq.read_schema(path)
+    for have, want in zip(got, arrow_schema(table), strict=True):
+        assert (have.name, have.nullable, have.metadata) == (want.name, want.nullable, want.metadata)
+        assert have.type.equals(want.type), (have, want)  # a list's item may be named "element"
+    assert meta.num_row_groups == 1 and meta.num_rows == num_rows
+
+
 def test_compact_everything_keeps_every_row(dataset: Path) -> None:
     before = everything(dataset)
     in_order = {(t, j): open_table(str(dataset), t, j).to_table().to_pylist() for t in TABLES for j in JOBS}
@@ -103,14 +134,8 @@ def test_compact_everything_keeps_every_row(dataset: Path) -> None:
     files_before = sum(len(parts(dataset, t, j)) for t in TABLES for j in JOBS)
 
     result = compact_dataset(str(dataset))
-    assert isinstance(result, CompactResult)
-    assert result.files_before == files_before
-    assert result.files_after == len(TABLES) * len(JOBS)
-    assert result.rows == sum(len(v) for v in before.values())
-    assert sum(len(parts(dataset, t, j)) for t in TABLES for j in JOBS) == len(TABLES) * len(JOBS)
-    assert everything(dataset) == before
-    assert {k: open_table(str(dataset), *k).to_table().to_pylist() for k in in_order} == in_order, "rows reordered"
-    assert "\n" not in str(result) and f"{files_before} files -> {len(TABLES) * len(JOBS)}" in str(result)
+    assert_result_reports_the_compaction(result, files_before, sum(len(v) for v in before.values()))
+    assert_same_rows_in_one_file_each(dataset, before, in_order)
     assert not [p for p in dataset.iterdir() if p.name.startswith(".compact-")], "staging folder left behind"
 
     # The survey of a run reads the same numbers from the compacted files.
@@ -121,13 +146,7 @@ def test_compact_everything_keeps_every_row(dataset: Path) -> None:
     for table in TABLES:
         for job in JOBS:
             (path,) = parts(dataset, table, job)
-            meta = pq.read_metadata(path)
-            assert meta.metadata[VERSION_KEY] == arrow_schema(table).metadata[VERSION_KEY]
-            got = pq.read_schema(path)
-            for have, want in zip(got, arrow_schema(table), strict=True):
-                assert (have.name, have.nullable, have.metadata) == (want.name, want.nullable, want.metadata)
-                assert have.type.equals(want.type), (have, want)  # a list's item may be named "element"
-            assert meta.num_row_groups == 1 and meta.num_rows == len(before[(table, job)])
+            assert_file_has_the_table_schema(path, table, len(before[(table, job)]))
     # A second compaction has nothing left to do.
     again = compact_dataset(str(dataset))
     assert again.compacted == () and again.files_after == again.files_before

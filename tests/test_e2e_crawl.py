@@ -107,27 +107,52 @@ def test_links_follow_the_pages_in_order(crawl: dict[str, Any]) -> None:
             assert r["followed"] == r["in_head"], (page, r["href"])
 
 
+def first_rows_by_path(log: list[dict[str, Any]]) -> dict[str | None, dict[str, Any]]:
+    """The fetch_log rows that are not duplicates, by the path of their URL."""
+    return {path_of(r["url"]): r for r in log if r["outcome"] != "duplicate"}
+
+
+def assert_dead_end_logged(
+    log: list[dict[str, Any]], by_path: dict[str | None, dict[str, Any]], path: str, exp: dict[str, Any]
+) -> None:
+    """Check one EXPECTED["dead_ends"] entry against the fetch_log.
+
+    A redirect only has to show up as some row's URL (that row may be a duplicate); any other
+    dead end has its own first row with the expected outcome ("error" in EXPECTED is a
+    redirect loop), and an HTTP error also has the expected status.
+    """
+    if exp["outcome"] == "redirect":
+        dup = [r for r in log if path_of(r["url"]) == path]
+        assert dup, path
+        return
+    row = by_path.get(path)
+    assert row is not None, path
+    expected = {"error": "redirect_loop"}.get(exp["outcome"], exp["outcome"])
+    assert row["outcome"] == expected, (path, row)
+    if exp["outcome"] == "http_error":
+        assert row["status"] == exp["status"]
+
+
 def test_fetch_log_accounts_for_every_url(crawl: dict[str, Any]) -> None:
     log = crawl["tables"]["fetch_log"]
     final = Counter(r["url"] for r in log if r["outcome"] != "duplicate")
     assert all(n == 1 for n in final.values()), [u for u, n in final.items() if n > 1]
-    by_path = {path_of(r["url"]): r for r in log if r["outcome"] != "duplicate"}
+    by_path = first_rows_by_path(log)
     for seed in EXPECTED["seeds"]:
         assert seed in by_path, seed
     for path, exp in EXPECTED["dead_ends"].items():
         if path == "/loop/b":
             continue  # requested only as the redirect target of /loop/a: its row is /loop/a's
-        row = by_path.get(path)
-        if exp["outcome"] == "redirect":
-            dup = [r for r in log if path_of(r["url"]) == path]
-            assert dup, path
-            continue
-        assert row is not None, path
-        expected = {"error": "redirect_loop"}.get(exp["outcome"], exp["outcome"])
-        assert row["outcome"] == expected, (path, row)
-        if exp["outcome"] == "http_error":
-            assert row["status"] == exp["status"]
+        assert_dead_end_logged(log, by_path, path, exp)
+
+
+def test_robots_denied_feed_is_never_requested(crawl: dict[str, Any]) -> None:
+    """robots.txt disallows /private/: a polite crawl never requests it."""
     assert crawl["hits"].get("/private/feed.xml", 0) == 0
+
+
+def test_opml_lists_are_logged_as_opml(crawl: dict[str, Any]) -> None:
+    by_path = first_rows_by_path(crawl["tables"]["fetch_log"])
     for path, exp in EXPECTED["opml"].items():
         assert by_path[path]["outcome"] == "opml"
         if not exp["well_formed"]:

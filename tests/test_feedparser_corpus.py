@@ -93,45 +93,78 @@ TEXT_REPAIRS: dict[str, str] = {
 }
 
 
+#: (file, what Expect names, what lint gave) for one encoding case lint got wrong.
+Mismatch = tuple[str, str, Any]
+
+
+def _check_title_and_encoding(row: dict[str, str], result: dict[str, Any]) -> tuple[int, list[Mismatch]]:
+    """Compare lint's title and encoding with those the case's ``Expect`` line names.
+
+    Returns how many checks were made and the mismatches. A case expected to be
+    "not bozo" that names an encoding must also be well-formed.
+    """
+    expect = row["expected"]
+    checked = 0
+    wrong: list[Mismatch] = []
+    title = _literal(expect, r"feed\[['\"]title['\"]\]")
+    if title is not None:
+        checked += 1
+        if result["title"] != title:
+            wrong.append((row["local_file"], title, result["title"]))
+    enc = _literal(expect, r"(?<![\w.])encoding")
+    if enc is not None:
+        checked += 1
+        if not _same_encoding(result["encoding"], enc):
+            wrong.append((row["local_file"], enc, result["encoding"]))
+        if expect.startswith("not bozo") and not result["well_formed"]:
+            wrong.append((row["local_file"], "well-formed", result["error"]))
+    return checked, wrong
+
+
+def _expected_item_text(row: dict[str, str]) -> str | None:
+    """The text of the first entry's description that ``Expect`` names, for well-formed ("not bozo")
+    cases that feedparser does not repair (TEXT_REPAIRS); None when there is nothing to check."""
+    expect = row["expected"]
+    if not expect.startswith("not bozo") or row["local_file"] in TEXT_REPAIRS:
+        return None
+    wanted = _literal(expect, r"entries\[0\](?:\[['\"]description['\"]\]|\.summary)")
+    if wanted is None and (m := re.search(r"ord\(entries\[0\]\['description'\]\) == (\d+)", expect)):
+        wanted = chr(int(m.group(1)))
+    return wanted
+
+
+def _item_text_mismatch(folder: Path, local_file: str, wanted: str, result: dict[str, Any]) -> Mismatch | None:
+    """lint does not print item text: the document decoded with the encoding lint chose must hold it
+    (as is, or once or twice HTML-unescaped). Returns the mismatch, or None when it is there."""
+    body = (folder / local_file).read_bytes()
+    try:
+        text = body.decode(result["encoding"] or "utf-8")
+    except (LookupError, UnicodeDecodeError) as exc:
+        return (local_file, wanted, f"cannot decode as {result['encoding']}: {exc}")
+    once = html.unescape(text)
+    if wanted not in text and wanted not in once and wanted not in html.unescape(once):
+        return (local_file, wanted, result["encoding"])
+    return None
+
+
 def test_encoding_cases_decode_to_what_expect_names(linted: dict[str, Any]) -> None:
     folder: Path = linted["folder"]
     results = linted["results"]
     checked = 0
-    wrong: list[tuple[str, str, Any]] = []
+    wrong: list[Mismatch] = []
     for row in linted["rows"]:
         if row["category"] != "encoding" or row["http_headers"].strip():
             continue
         result = results[str(folder / row["local_file"])]
-        expect = row["expected"]
-        title = _literal(expect, r"feed\[['\"]title['\"]\]")
-        if title is not None:
-            checked += 1
-            if result["title"] != title:
-                wrong.append((row["local_file"], title, result["title"]))
-        enc = _literal(expect, r"(?<![\w.])encoding")
-        if enc is not None:
-            checked += 1
-            if not _same_encoding(result["encoding"], enc):
-                wrong.append((row["local_file"], enc, result["encoding"]))
-            if expect.startswith("not bozo") and not result["well_formed"]:
-                wrong.append((row["local_file"], "well-formed", result["error"]))
-        # Item text lint does not print: the document decoded with the encoding lint chose must hold it.
-        if not expect.startswith("not bozo") or row["local_file"] in TEXT_REPAIRS:
-            continue
-        wanted = _literal(expect, r"entries\[0\](?:\[['\"]description['\"]\]|\.summary)")
-        if wanted is None and (m := re.search(r"ord\(entries\[0\]\['description'\]\) == (\d+)", expect)):
-            wanted = chr(int(m.group(1)))
+        n, bad = _check_title_and_encoding(row, result)
+        checked += n
+        wrong += bad
+        wanted = _expected_item_text(row)
         if wanted is not None:
             checked += 1
-            body = (folder / row["local_file"]).read_bytes()
-            try:
-                text = body.decode(result["encoding"] or "utf-8")
-            except (LookupError, UnicodeDecodeError) as exc:
-                wrong.append((row["local_file"], wanted, f"cannot decode as {result['encoding']}: {exc}"))
-                continue
-            once = html.unescape(text)
-            if wanted not in text and wanted not in once and wanted not in html.unescape(once):
-                wrong.append((row["local_file"], wanted, result["encoding"]))
+            mismatch = _item_text_mismatch(folder, row["local_file"], wanted, result)
+            if mismatch is not None:
+                wrong.append(mismatch)
     assert checked >= 25
     assert wrong == []
 

@@ -98,7 +98,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         )
         assert small.returncode == 0, small.stderr[-3000:]
     report = work / "report"
-    proc = run_cli("survey", str(out), "--job", SAMPLE_JOB, "--out", str(report))
+    proc = run_cli("survey", str(out), "--job", SAMPLE_JOB, "--out", str(report), "--print")
     assert proc.returncode == 0, proc.stderr[-3000:]
     con = duckdb.connect()
     for table in TABLES:
@@ -273,7 +273,8 @@ def test_date_forms(sample: dict[str, Any]) -> None:
     assert sum(int(r["items"]) for r in rows) == total
 
 
-def test_autodiscovery_and_usm(sample: dict[str, Any]) -> None:
+def test_autodiscovery_summary_counts_pages_and_links(sample: dict[str, Any]) -> None:
+    """The autodiscovery table's page and link counts, recounted from fetch_log and links."""
     con = sample["con"]
     summary = {r["measure"]: r for r in read_csv(sample["report"], "autodiscovery")}
     pages = con.execute(
@@ -294,23 +295,37 @@ def test_autodiscovery_and_usm(sample: dict[str, Any]) -> None:
     assert int(summary["feed links found"]["count"]) == links == 4
     row = summary["links conforming to RSS Autodiscovery (RSS Board)"]
     assert int(row["count"]) == rss_ok and abs(num(row["share"]) - 100 * rss_ok / links) < TOL
+
+
+def test_autodiscovery_reasons_and_link_types(sample: dict[str, Any]) -> None:
     reasons = {r["reason"]: int(r["links"]) for r in read_csv(sample["report"], "autodiscovery_reasons")}
     assert reasons["rss-rel-not-lowercase"] == 1 and reasons["not-in-head"] == 1
     kinds = {r["kind"]: int(r["links"]) for r in read_csv(sample["report"], "autodiscovery_link_types")}
     assert kinds == {"RSS": 3, "Atom": 1}
+
+
+def assert_usm_row_matches_feeds(con: duckdb.DuckDBPyConnection, fmt: str, r: dict[str, str]) -> None:
+    """One row of usm_self_links (one format, or "(all)") against a recount of the feeds table."""
+    where = "" if fmt == "(all)" else f"WHERE format = '{fmt}'"
+    feeds, ok, selfs, matches = con.execute(
+        f"""SELECT count(*), count(*) FILTER (WHERE content_type_ok), count(self_url),
+                   count(*) FILTER (WHERE self_url_matches) FROM feeds {where}"""
+    ).fetchone()
+    assert int(r["feeds"]) == feeds
+    assert abs(num(r["pct_content_type_ok"]) - 100 * ok / feeds) < TOL
+    assert abs(num(r["pct_self_url"]) - 100 * selfs / feeds) < TOL
+    if selfs:
+        assert abs(num(r["pct_self_url_matches"]) - 100 * matches / selfs) < TOL
+
+
+def test_usm_self_links_match_a_recount(sample: dict[str, Any]) -> None:
     usm = {r["format"]: r for r in read_csv(sample["report"], "usm_self_links")}
     for fmt, r in usm.items():
-        where = "" if fmt == "(all)" else f"WHERE format = '{fmt}'"
-        feeds, ok, selfs, matches = con.execute(
-            f"""SELECT count(*), count(*) FILTER (WHERE content_type_ok), count(self_url),
-                       count(*) FILTER (WHERE self_url_matches) FROM feeds {where}"""
-        ).fetchone()
-        assert int(r["feeds"]) == feeds
-        assert abs(num(r["pct_content_type_ok"]) - 100 * ok / feeds) < TOL
-        assert abs(num(r["pct_self_url"]) - 100 * selfs / feeds) < TOL
-        if selfs:
-            assert abs(num(r["pct_self_url_matches"]) - 100 * matches / selfs) < TOL
+        assert_usm_row_matches_feeds(sample["con"], fmt, r)
     assert 0 < num(usm["(all)"]["pct_content_type_ok"]) < 100
+
+
+def test_reflexive_is_not_checked_with_no_reflexive(sample: dict[str, Any]) -> None:
     reflexive = read_csv(sample["report"], "reflexive")
     assert [(r["verdict"], int(r["feeds"])) for r in reflexive] == [("(not checked)", 40)]  # --no-reflexive
 

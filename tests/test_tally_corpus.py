@@ -76,6 +76,52 @@ def _attr_names(el: ET.Element, name: str, own: str) -> list[str]:
     return out
 
 
+def _channel_level(root: ET.Element, own: str, rdf: bool) -> list[ET.Element]:
+    """The elements at channel scope of an RSS or RDF document (see independent_tally).
+
+    The children of <channel>, then every other child of the root; in RDF only
+    those that are not items and whose name the channel does not already have.
+    """
+    channel = next((el for el in root if _name(el.tag, own) == "channel"), None)
+    level = list(channel) if channel is not None else []
+    in_channel = {_name(el.tag, own) for el in level}
+    for el in root:
+        if el is channel:
+            continue
+        name = _name(el.tag, own)
+        if not rdf or (name != "item" and name not in in_channel):
+            level.append(el)
+    return level
+
+
+def _tally_channel(level: list[ET.Element], own: str, item_name: str) -> tuple[Counter[str], list[ET.Element]]:
+    """(count of each element and attribute name at channel scope, the items found there)."""
+    channel_counts: Counter[str] = Counter()
+    items = []
+    for el in level:
+        name = _name(el.tag, own)
+        channel_counts[name] += 1
+        channel_counts.update(_attr_names(el, name, own))
+        if name == item_name:
+            items.append(el)
+    return channel_counts, items
+
+
+def _tally_items(items: list[ET.Element], own: str) -> tuple[Counter[str], Counter[str]]:
+    """(count of each element and attribute name in the items, number of items having each name)."""
+    item_counts: Counter[str] = Counter()
+    items_with: Counter[str] = Counter()
+    for item in items:
+        names = []
+        for el in item:
+            name = _name(el.tag, own)
+            names.append(name)
+            names.extend(_attr_names(el, name, own))
+        item_counts.update(names)
+        items_with.update(set(names))
+    return item_counts, items_with
+
+
 def independent_tally(body: bytes) -> tuple[Counter[str], Counter[str], Counter[str], int]:
     """(channel counts, item counts, items having each name, number of items) with ElementTree.
 
@@ -92,37 +138,11 @@ def independent_tally(body: bytes) -> tuple[Counter[str], Counter[str], Counter[
     rdf = root.tag == f"{{{RDF_NS}}}RDF"
     item_name = root_name.removesuffix("feed") + "entry" if atom else "item"  # atom:entry, atom03:entry, entry
     assert atom or local == "rss" or rdf, root.tag
-    level = list(root)
-    if not atom:
-        channel = next((el for el in root if _name(el.tag, own) == "channel"), None)
-        level = list(channel) if channel is not None else []
-        in_channel = {_name(el.tag, own) for el in level}
-        for el in root:
-            if el is channel:
-                continue
-            name = _name(el.tag, own)
-            if not rdf or (name != "item" and name not in in_channel):
-                level.append(el)
-    channel_counts: Counter[str] = Counter()
-    items = []
-    for el in level:
-        name = _name(el.tag, own)
-        channel_counts[name] += 1
-        channel_counts.update(_attr_names(el, name, own))
-        if name == item_name:
-            items.append(el)
+    level = list(root) if atom else _channel_level(root, own, rdf)
+    channel_counts, items = _tally_channel(level, own, item_name)
     if rdf:
         items.extend(el for el in root if _name(el.tag, own) == "item")
-    item_counts: Counter[str] = Counter()
-    items_with: Counter[str] = Counter()
-    for item in items:
-        names = []
-        for el in item:
-            name = _name(el.tag, own)
-            names.append(name)
-            names.extend(_attr_names(el, name, own))
-        item_counts.update(names)
-        items_with.update(set(names))
+    item_counts, items_with = _tally_items(items, own)
     return channel_counts, item_counts, items_with, len(items)
 
 
