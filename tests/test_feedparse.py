@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 
@@ -580,7 +581,25 @@ def test_truncated_feeds_never_raise(body: bytes, cut: int) -> None:
         (b'\xef\xbb\xbf<?xml version="1.0"?>\n<!-- hi --><?xml-stylesheet href="x"?>\n<rss version="2.0">', "feed"),
         (b'<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" "x.dtd"><rss version="0.91">', "feed"),
         (b"<!DOCTYPE rss [<!ENTITY a 'b'><!ENTITY c '>'>]><rss>", "feed"),
-        (b"<RDF:RDF xmlns:RDF='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>", "feed"),
+        (b"<RDF:RDF xmlns:RDF='http://www.w3.org/1999/02/22-rdf-syntax-ns#' xmlns='http://purl.org/rss/1.0/'>", "feed"),
+        # what parse_feed recognises, and nothing else: the root decides, as XML names it (case and namespace)
+        (b'<?xml version="1.0"?>\n<!DOCTYPE html><feed xmlns="http://www.w3.org/2005/Atom">', "feed"),
+        (b'<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "x">\n<!-- c --><rss version="2.0">', "feed"),
+        ("<!DOCTYPE html><rss version='2.0'>".encode("utf-16"), "feed"),
+        (b"<a:feed xmlns:a='http://www.w3.org/2005/Atom'><a:title>", "feed"),
+        (b"<x:rss xmlns:x='urn:x' version='2.0'>", "feed"),
+        (b"<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'><channel>", "feed"),
+        (b"<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'><foaf:Person/></rdf:RDF>", "other"),
+        (
+            b"<rdf:rdf xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#' xmlns='http://purl.org/rss/1.0/'>",
+            "other",
+        ),
+        (b"<rdf:RDF xmlns:rdf='urn:not-rdf' xmlns='http://purl.org/rss/1.0/'>", "other"),
+        (b"<CHANNEL HREF='http://example.org/'><TITLE>CDF</TITLE></CHANNEL>", "other"),
+        (b"<channel><title>x</title></channel>", "other"),
+        (b"<RSS version='2.0'>", "other"),
+        (b"<!DOCTYPE html><head><title>no html tag</title>", "html"),
+        (b"<!DOCTYPE html>\n<svg/>", "html"),
         ("<?xml version='1.0' encoding='utf-16'?><feed xmlns='http://www.w3.org/2005/Atom'>".encode("utf-16"), "feed"),
         (b"<?xml version='1.0'?><opml version='2.0'><head/>", "opml"),
         (b"<!DOCTYPE html><html><head>", "html"),
@@ -602,6 +621,16 @@ def test_sniff_falls_back_on_content_type_only_when_bytes_are_inconclusive() -> 
     assert sniff(long_comment, "application/rss+xml; charset=utf-8") == "feed"
     assert sniff(long_comment, "text/x-opml") == "opml"
     assert sniff(b"<html>", "application/rss+xml") == "html"  # the bytes decide when they can
+
+
+def test_sniff_decides_a_root_start_tag_cut_by_the_head_by_its_name() -> None:
+    """A root start tag longer than the bytes looked at: its name decides, its prefix assumed declared."""
+    attrs = b" ".join(b"xmlns:n%d='urn:n%d'" % (i, i) for i in range(400))
+    assert sniff(b"<rss version='2.0' " + attrs + b"><channel>") == "feed"
+    assert sniff(b"<atom:feed " + attrs + b" xmlns:atom='http://www.w3.org/2005/Atom'>") == "feed"
+    rdf = b"<rdf:RDF xmlns='http://purl.org/rss/1.0/' "
+    assert sniff(rdf + attrs + b" xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>") == "feed"
+    assert sniff(b"<html " + attrs + b">") == "html"
 
 
 @settings(max_examples=300, deadline=None)
@@ -738,3 +767,35 @@ def test_with_notes_invalid_utf8_in_cdata_falls_back_to_the_header_charset() -> 
     noted = parse_feed(body, headers=headers, with_notes=True)
     assert noted.encoding == "iso-8859-1" and noted.well_formed
     assert _everything(noted) == _everything(parse_feed(body, headers=headers))
+
+
+# --------------------------------------------------------------------------- XML error messages
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        # libxml2 says where the open tag started, lxml then where the error is: said once when the same line
+        (
+            b'<?xml version="1.0"?>\n<rss version="2.0"><channel>',
+            "Premature end of data in tag channel, line 2, column 29",
+        ),
+        (
+            b"\n<rss>\n<channel>\n<title>x</title>",
+            "Premature end of data in tag channel (started on line 3), line 4, column 17",
+        ),
+        (
+            b"<rss>\n<channel>\n</rss>",
+            "Opening and ending tag mismatch: channel (started on line 2) and rss, line 3, column 7",
+        ),
+        (b"<rss><channel></rss>", "Opening and ending tag mismatch: channel and rss, line 1, column 21"),
+        (b"<rss\n  version='2.0'\n", "Couldn't find end of Start Tag rss (started on line 1), line 3, column 1"),
+        # messages without a line of their own are as lxml writes them
+        (b"<rss><channel>&bogus;</channel></rss>", "Entity 'bogus' not defined, line 1, column 22"),
+    ],
+)
+def test_xml_errors_give_the_position_once(body: bytes, error: str) -> None:
+    feed = parse_feed(body)
+    assert not feed.well_formed
+    assert feed.error == error
+    assert not re.search(r"line \d+, line \d+", feed.error)

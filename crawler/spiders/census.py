@@ -23,7 +23,7 @@ from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.urls import check_url
 from crawler.outcomes import classify_failure
 from crawler.requests import context_of, first_url, make_request
-from pipelines.document.sniff import sniff
+from pipelines.document.sniff import Sniffed, sniff
 from pipelines.writer import Dataset, dataset_of
 from schemas.items import FeedDocument, FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
@@ -123,8 +123,8 @@ class CensusSpider(Spider):
     def parse(self, response: Response, **_: Any) -> Iterator[Any]:
         ctx = context_of(response)
         ctype = header_text(response, b"Content-Type")
-        kind = sniff(response.body, ctype)
-        if kind == "feed":
+        kind = sniff(response.body, ctype)  # the sniffer lint uses too: a feed here is a feed to parse_feed
+        if kind == Sniffed.FEED:
             yield self._feed_document(response, ctx)
             return
         record = FetchRecord.for_context(
@@ -136,10 +136,10 @@ class CensusSpider(Spider):
             content_type=ctype,
             bytes=len(response.body),
         )
-        if kind == "opml":
+        if kind == Sniffed.OPML:
             yield from self._opml_response(response, ctx, record)
             return
-        if kind == "html":
+        if kind == Sniffed.HTML:
             record.html = True  # the autodiscovery middleware runs on the pages so marked
             if ctx.kind == Expect.FEED:
                 # A feed link or xmlUrl that leads to a page: the link is broken, but the page may advertise feeds.

@@ -28,7 +28,10 @@ XML safety
     Comments and processing instructions are dropped by the parser. The
     document is parsed strictly first; if that fails it is parsed again with
     ``recover=True``, ``well_formed`` is False and ``error`` is the first
-    error, and the recovered items and tally are still returned.
+    error, and the recovered items and tally are still returned. ``error``
+    is one line ending in the position, said once (``..., line 4, column
+    17``); where libxml2 also names the line an open tag started on, that is
+    written ``(started on line 3)``, or left out when it is the same line.
 
 Encodings
     A byte order mark wins. Otherwise the encoding declared in the XML
@@ -357,9 +360,25 @@ _Candidate = tuple[str | None, str]
 _Parsed = tuple[Any, bool, str | None, str | None]
 
 
+#: libxml2 names the line an open tag started on ("tag channel line 2"), then lxml adds the error's position.
+_STARTED_ON = re.compile(
+    r"(?P<head>.*?[\w.:-]) line (?P<started>\d+)(?P<rest>(?: and [^,]*)?), line (?P<line>\d+), column (?P<col>\d+)"
+)
+
+
 def _one_line(exc: BaseException) -> str:
+    """The first line of an error, its position said once: "..., line L, column C"."""
     msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return _ERROR_TAIL.sub("", msg)
+    return _position_once(_ERROR_TAIL.sub("", msg))
+
+
+def _position_once(msg: str) -> str:
+    """ "tag channel line 2, line 2, column 29" -> "tag channel, line 2, ..."; another line is "(started on line N)"."""
+    m = _STARTED_ON.fullmatch(msg)
+    if m is None:
+        return msg
+    started = "" if m["started"] == m["line"] else f" (started on line {m['started']})"
+    return f"{m['head']}{started}{m['rest']}, line {m['line']}, column {m['col']}"
 
 
 def _parse_xml(body: bytes, charset: str | None, notes: TreeNotes | None = None) -> _Parsed:

@@ -2,6 +2,11 @@
 
 :func:`sniff` looks at the first 4 KB only and imports neither lxml nor the
 parser, so the spider can decide what a response is without loading them.
+It is the one sniffer of the crawl and of ``lint``: a document it calls a
+feed is exactly one :func:`pipelines.document.feedparse.parse_feed`
+recognises (format not ``unknown``), and the reverse
+(``tests/test_sniff_agreement.py`` checks it on every file of the shared
+corpus).
 
 Decisions, written down once:
 
@@ -11,10 +16,19 @@ Decisions, written down once:
   readable.
 * Skipped before the root element: whitespace, the XML declaration and other
   processing instructions, comments, and a doctype with its internal subset.
-  An HTML doctype is HTML.
-* The root element's local name, case-insensitive: ``rss``, ``rdf`` (of
-  ``rdf:RDF``), ``feed`` and ``channel`` (CDF, pre-RSS) are feeds, ``opml`` is
-  OPML, ``html`` is HTML, anything else is other.
+* The root element decides, named as the feed parser names it: XML names
+  are case-sensitive and a prefix means its declared namespace. ``rss`` and
+  ``feed`` (in any namespace, or none) are feeds; ``rdf:RDF`` in the RDF
+  namespace is a feed when it declares the RSS 1.0 or 0.90 namespace or has
+  a ``channel`` in no namespace (when the first bytes are not the whole
+  document and show neither, it is a feed too: the parser decides). A prefix
+  the root's start tag does not declare is not a feed (the parser keeps
+  ``x:rss`` as the name). CDF's ``<CHANNEL>`` is not a feed (the parser does
+  not read it). ``opml`` is OPML and ``html`` is HTML (any case); anything
+  else is other.
+* An HTML doctype does not decide: a feed or OPML root after it wins (real
+  feeds are served with a stray ``<!DOCTYPE html>``), any other root, or
+  none, is HTML.
 * ``content_type`` decides only when the first bytes end before any root
   element (a long comment, a truncated body).
 """
@@ -27,6 +41,7 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from pipelines.document.encoding import How, xml_encoding
+from schemas.namespaces import RDF_NS
 from schemas.vocab import FeedFormat
 
 __all__ = ["Sniffed", "sniff"]
@@ -42,22 +57,26 @@ class Sniffed(StrEnum):
 
 
 _SNIFF_BYTES = 4096
-_ROOTS: dict[str, Sniffed] = {
-    "rss": Sniffed.FEED,
-    "rdf": Sniffed.FEED,
-    "feed": Sniffed.FEED,
-    "channel": Sniffed.FEED,
-    "opml": Sniffed.OPML,
-    "html": Sniffed.HTML,
-}
+#: Roots named the same in any case (HTML is case-insensitive; OPML readers are lenient).
+_NAMED_ROOTS: dict[str, Sniffed] = {"opml": Sniffed.OPML, "html": Sniffed.HTML}
+#: Local names of the roots the feed parser recognises (case-sensitive, as XML is).
+_FEED_ROOTS = frozenset({"rss", "feed", "RDF"})
 #: Substrings of a Content-Type that name a feed.
 _FEED_TYPES = (FeedFormat.RSS, FeedFormat.ATOM, FeedFormat.RDF, "feed")
 _SPACE = re.compile(r"[ \t\r\n\x0c]*")
 _DOCTYPE_NAME = re.compile(r"\s*([\w:.-]+)")
 _ROOT_NAME = re.compile(r"<([\w:.-]+)")
+#: The rest of a start tag after its name: attributes, then ``>`` or ``/>``.
+_START_TAG_REST = re.compile(r"""(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*/?>""")
+_XMLNS = re.compile(r"""\sxmlns(?::([\w.-]+))?\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+#: A declaration of the RSS 1.0 or 0.90 namespace (what gives an rdf:RDF feed its version).
+_RSS_NS_DECL = re.compile(
+    r"""\sxmlns(?::[\w.-]+)?\s*=\s*["'](?:http://purl\.org/rss/1\.0/|http://my\.netscape\.com/rdf/simple/0\.9/)["']"""
+)
+_BARE_CHANNEL = re.compile(r"<channel[\s/>]")
 
-#: What one step of the prolog gives: the position after what it skipped, a verdict, or None when the head ends first.
-_Step: TypeAlias = int | Sniffed | None
+#: What one step of the prolog gives: the position after what it skipped, or None when the head ends first.
+_Step: TypeAlias = int | None
 
 
 def sniff(body: bytes, content_type: str | None = None) -> Sniffed:
@@ -70,20 +89,9 @@ def sniff(body: bytes, content_type: str | None = None) -> Sniffed:
 
 def _sniff(body: bytes, content_type: str | None) -> Sniffed:
     text = _head_text(body[:_SNIFF_BYTES])
-    pos, n = 0, len(text)
-    while True:
-        pos = _skip_space(text, pos)
-        step = _step(text, pos) if pos < n else None
-        if step is None:
-            return _from_type(content_type)
-        if isinstance(step, Sniffed):
-            return step
-        pos = step
-
-
-def _skip_space(text: str, pos: int) -> int:
-    m = _SPACE.match(text, pos)
-    return m.end() if m is not None else pos
+    pos, html_doctype = _prolog_end(text)
+    verdict = _from_type(content_type) if pos is None else _root(text, pos, whole=len(body) <= _SNIFF_BYTES)
+    return Sniffed.HTML if html_doctype and verdict == Sniffed.OTHER else verdict
 
 
 def _head_text(head: bytes) -> str:
@@ -93,14 +101,34 @@ def _head_text(head: bytes) -> str:
     return head.decode("latin-1")
 
 
-def _step(text: str, pos: int) -> _Step:
-    """Read what starts at ``pos``: markup to skip, or the root element."""
-    if text[pos] != "<":
-        return Sniffed.OTHER
+# --------------------------------------------------------------------------- the prolog
+
+
+def _prolog_end(text: str) -> tuple[int | None, bool]:
+    """(where the root element, or text that is not markup, starts; None when the head ends first), and
+    whether an HTML doctype was skipped."""
+    pos, n, html_doctype = 0, len(text), False
+    while True:
+        m = _SPACE.match(text, pos)
+        pos = m.end() if m is not None else pos
+        if pos >= n:
+            return None, html_doctype
+        read = _prolog_reader(text, pos)
+        if read is None:
+            return pos, html_doctype
+        html_doctype = html_doctype or (read is _doctype and _is_html_doctype(text, pos))
+        step = read(text, pos)
+        if step is None:
+            return None, html_doctype
+        pos = step
+
+
+def _prolog_reader(text: str, pos: int) -> Callable[[str, int], _Step] | None:
+    """The reader of the prolog markup starting at ``pos``; None for anything else (the root element)."""
     for prefix, read in _PROLOG:
         if text.startswith(prefix, pos):
-            return read(text, pos)
-    return _root(text, pos)
+            return read
+    return None
 
 
 def _skip_to(text: str, end_mark: str, start: int) -> _Step:
@@ -116,12 +144,15 @@ def _comment(text: str, pos: int) -> _Step:
     return _skip_to(text, "-->", pos + 4)
 
 
+def _is_html_doctype(text: str, pos: int) -> bool:
+    if text[pos + 2 : pos + 9].lower() != "doctype":
+        return False
+    m = _DOCTYPE_NAME.match(text[pos + 9 : pos + 80])
+    return m is not None and m.group(1).lower() == "html"
+
+
 def _doctype(text: str, pos: int) -> _Step:
-    """An HTML doctype is HTML; any other ``<!...>`` is skipped, internal subset included."""
-    if text[pos + 2 : pos + 9].lower() == "doctype":
-        m = _DOCTYPE_NAME.match(text[pos + 9 : pos + 80])
-        if m and m.group(1).lower() == "html":
-            return Sniffed.HTML
+    """Skip a doctype (or any other ``<!...>``), internal subset included."""
     depth = 0
     for i in range(pos + 2, len(text)):
         c = text[i]
@@ -138,11 +169,46 @@ def _doctype(text: str, pos: int) -> _Step:
 _PROLOG: tuple[tuple[str, Callable[[str, int], _Step]], ...] = (("<?", _pi), ("<!--", _comment), ("<!", _doctype))
 
 
-def _root(text: str, pos: int) -> Sniffed:
-    m = _ROOT_NAME.match(text[pos : pos + 100])
+# --------------------------------------------------------------------------- the root element
+
+
+def _root(text: str, pos: int, *, whole: bool) -> Sniffed:
+    """What the root element starting at ``pos`` makes the document (``whole``: the head is all of it)."""
+    m = _ROOT_NAME.match(text, pos)
     if m is None:
         return Sniffed.OTHER
-    return _ROOTS.get(m.group(1).rpartition(":")[2].lower(), Sniffed.OTHER)
+    prefix, _, local = m.group(1).rpartition(":")
+    named = _NAMED_ROOTS.get(local.lower())
+    if named is not None:
+        return named
+    if local not in _FEED_ROOTS:
+        return Sniffed.OTHER
+    decls = _declarations(text, m.end())
+    if decls is not None and prefix and prefix not in decls:
+        return Sniffed.OTHER  # an undeclared prefix: the parser's root is named "x:rss", not rss
+    if local == "RDF":
+        return _rdf(text, m.end(), prefix, decls, whole=whole)
+    return Sniffed.FEED
+
+
+def _declarations(text: str, start: int) -> dict[str, str] | None:
+    """The namespaces the start tag whose name ends at ``start`` declares ('' for the default one);
+    None when the head ends inside it or it cannot be read (then any prefix may be declared)."""
+    m = _START_TAG_REST.match(text, start)
+    if m is None:
+        return None
+    return {d.group(1) or "": d.group(2) if d.group(2) is not None else d.group(3) for d in _XMLNS.finditer(m.group())}
+
+
+def _rdf(text: str, start: int, prefix: str, decls: dict[str, str] | None, *, whole: bool) -> Sniffed:
+    """``RDF`` as the parser reads it: in the RDF namespace, with an RSS namespace or a bare channel."""
+    if decls is not None and decls.get(prefix) != RDF_NS:
+        return Sniffed.OTHER
+    if _RSS_NS_DECL.search(text, start - 1):
+        return Sniffed.FEED
+    if (decls is None or "" not in decls) and _BARE_CHANNEL.search(text, start):
+        return Sniffed.FEED
+    return Sniffed.OTHER if whole else Sniffed.FEED
 
 
 def _from_type(content_type: str | None) -> Sniffed:
