@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from pipelines.document.checks.context import Acc, Element, children, is_core, text_of
 from pipelines.document.checks.values import check_url, positive_int
-from pipelines.document.checks.walk import Section, Walk, at_most_once, required, walk_scope
+from pipelines.document.checks.walk import Section, Walk, at_most_once, required, required_attributes, walk_scope
 
 __all__ = ["CLOUD_RULES", "IMAGE", "SKIP_DAYS_RULES", "SKIP_HOURS_RULES", "TEXT_INPUT", "walk_images"]
 
@@ -24,12 +24,6 @@ _PLAIN_SUB = frozenset(["title", "description"])  # image and textInput
 
 _CLOUD_ATTRS = ("domain", "path", "port", "protocol", "registerProcedure")
 _CLOUD_PROTOCOLS = frozenset({"xml-rpc", "soap", "http-post"})
-
-
-def cloud_missing_attribute(acc: Acc, scope: str, el: Element) -> None:
-    missing = [a for a in _CLOUD_ATTRS if el.get(a) is None]
-    if missing:
-        acc.add("cloud-missing-attribute", scope, ", ".join(missing))
 
 
 def cloud_port_invalid(acc: Acc, scope: str, el: Element) -> None:
@@ -45,7 +39,7 @@ def cloud_protocol_invalid(acc: Acc, scope: str, el: Element) -> None:
 
 
 CLOUD_RULES = (
-    ("cloud-missing-attribute", cloud_missing_attribute),
+    ("cloud-missing-attribute", required_attributes("cloud-missing-attribute", _CLOUD_ATTRS)),
     ("cloud-attribute-invalid", cloud_port_invalid),
     ("cloud-attribute-invalid", cloud_protocol_invalid),
 )

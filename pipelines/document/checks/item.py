@@ -12,7 +12,7 @@ from pipelines.document.checks import namespaces as ns
 from pipelines.document.checks.context import Acc, Element
 from pipelines.document.checks.datetimes import check_date, check_future
 from pipelines.document.checks.values import check_email, check_url, has_scheme, is_integer
-from pipelines.document.checks.walk import Section, Walk, at_most_once
+from pipelines.document.checks.walk import Section, Walk, at_most_once, required_attributes
 
 __all__ = ["ITEM"]
 
@@ -63,12 +63,6 @@ def source_url_not_absolute(acc: Acc, scope: str, text: str, el: Element) -> Non
 _ENCLOSURE_ATTRS = ("url", "length", "type")
 
 
-def enclosure_missing_attribute(acc: Acc, scope: str, el: Element) -> None:
-    missing = [a for a in _ENCLOSURE_ATTRS if el.get(a) is None]
-    if missing:
-        acc.add("enclosure-missing-attribute", scope, ", ".join(missing))
-
-
 def enclosure_url_not_absolute(acc: Acc, scope: str, el: Element) -> None:
     url = el.get("url")
     if url is not None:
@@ -101,12 +95,6 @@ def item_missing_title_and_description(acc: Acc, walk: Walk) -> None:
         acc.add("item-missing-title-and-description", walk.scope, None)
 
 
-def duplicate_enclosure(acc: Acc, walk: Walk) -> None:
-    enclosures = walk.seen.get("enclosure", 0)
-    if enclosures > 1:
-        acc.add("duplicate-enclosure", walk.scope, "enclosure", enclosures - 1)
-
-
 def item_missing_guid(acc: Acc, walk: Walk) -> None:
     if "guid" not in walk.seen:
         acc.add("item-missing-guid", walk.scope, None)
@@ -134,7 +122,7 @@ ITEM = Section(
     },
     element_rules={
         "enclosure": (
-            ("enclosure-missing-attribute", enclosure_missing_attribute),
+            ("enclosure-missing-attribute", required_attributes("enclosure-missing-attribute", _ENCLOSURE_ATTRS)),
             ("enclosure-length-not-integer", enclosure_length_not_integer),
             ("enclosure-length-unknown", enclosure_length_unknown),
             ("enclosure-url-not-absolute", enclosure_url_not_absolute),
@@ -145,7 +133,7 @@ ITEM = Section(
     scope_rules=(
         ("item-missing-title-and-description", item_missing_title_and_description),
         ("duplicate-item-element", at_most_once("duplicate-item-element", _ITEM_SINGLE)),
-        ("duplicate-enclosure", duplicate_enclosure),
+        ("duplicate-enclosure", at_most_once("duplicate-enclosure", frozenset(["enclosure"]))),
         ("item-missing-guid", item_missing_guid),
         ("content-before-description", ns.content_before_description),
         ("content-without-description", ns.content_without_description),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipelines.document.checks.channel import CHANNEL
 from pipelines.document.checks.context import Acc, Element
-from pipelines.document.checks.walk import Section, Walk, walk_scope
+from pipelines.document.checks.walk import Section, Walk, at_most_once, walk_scope
 
 __all__ = ["RSS", "walk_rss"]
 
@@ -21,12 +21,6 @@ def channel_missing(acc: Acc, walk: Walk) -> None:
         acc.add("channel-missing", walk.scope, None)
 
 
-def multiple_channels(acc: Acc, walk: Walk) -> None:
-    channels = walk.seen.get("channel", 0)
-    if channels > 1:
-        acc.add("multiple-channels", walk.scope, "channel", channels - 1)
-
-
 def walk_channels(acc: Acc, rss: Walk) -> None:
     """Each channel (one that cannot be walked does not stop the rest)."""
     for channel in rss.named("channel"):
@@ -40,7 +34,7 @@ RSS = Section(
     scope_rules=(
         ("version-not-2-0", version_not_2_0),
         ("channel-missing", channel_missing),
-        ("multiple-channels", multiple_channels),
+        ("multiple-channels", at_most_once("multiple-channels", frozenset(["channel"]))),
         ("walk:channel", walk_channels),
     ),
 )

@@ -170,6 +170,17 @@ def required(rule: str, names: Sequence[str]) -> ScopeRule:
     return missing
 
 
+def required_attributes(rule: str, attrs: Sequence[str]) -> ElementRule:
+    """An element rule: ``rule`` once, naming every attribute of ``attrs`` the element lacks."""
+
+    def missing(acc: Acc, scope: str, el: Element) -> None:
+        absent = [a for a in attrs if el.get(a) is None]
+        if absent:
+            acc.add(rule, scope, ", ".join(absent))
+
+    return missing
+
+
 def at_most_once(rule: str, names: frozenset[str]) -> ScopeRule:
     """A scope rule: ``rule`` for each name of ``names`` that more than one child has (counting the extras)."""
 
