@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,12 @@ def run_cli(
         env=full_env,
         check=False,
     )
+
+
+def copy_dataset(src: Path, dest: Path) -> Path:
+    """A copy of the dataset at ``src`` at ``dest`` (so a test can change it without touching a shared one)."""
+    shutil.copytree(src, dest)
+    return dest
 
 
 def read_table(out: Path | str, table: str) -> pa.Table:

@@ -22,7 +22,7 @@ import pytest
 from pipelines.dataset.compact import CompactResult, compact_dataset
 from pipelines.dataset.store import RUNNING_MARKER, DatasetWriter, open_table
 from schemas.tables import TABLES, VERSION_KEY, SchemaVersionError, arrow_schema
-from tests.conftest import demo_seeds_file, run_cli
+from tests.conftest import copy_dataset, demo_seeds_file, run_cli
 
 JOBS = ("A", "B")
 
@@ -44,9 +44,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path
 
 @pytest.fixture
 def dataset(two_runs: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "out"
-    shutil.copytree(two_runs, out)
-    return out
+    return copy_dataset(two_runs, tmp_path / "out")
 
 
 def parts(out: Path, table: str, job: str) -> list[Path]:

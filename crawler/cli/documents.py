@@ -9,9 +9,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.cli.errors import EXIT_USAGE, CliError, fail
+from schemas.vocab import FeedFormat
+
+if TYPE_CHECKING:
+    from schemas.items import FeedLink
 
 #: The most ``lint`` and ``discover`` read of one document.
 FETCH_LIMIT = 32 * 1024 * 1024
@@ -70,16 +74,62 @@ def lint_document(source: str, body: bytes, url: str, headers: dict[str, str]) -
     }
 
 
-def print_lint(result: dict[str, Any]) -> None:
+#: ``lint``: a document was read but is not a feed (garbage, empty, an HTML page...).
+EXIT_NOT_FEED = 1
+#: The most characters of a finding's example ``lint`` shows on a line.
+EXAMPLE_CHARS = 160
+#: How control characters of an example are shown: escaped, so each finding stays on one line.
+_ESCAPES = {i: f"\\x{i:02x}" for i in [*range(0x20), 0x7F]} | {
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+    0x85: "\\x85",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def is_feed(result: dict[str, Any]) -> bool:
+    return bool(result["format"] != FeedFormat.UNKNOWN)
+
+
+def show_example(example: str | None) -> str:
+    """A finding's example on one line: control characters escaped, at most ``EXAMPLE_CHARS`` characters."""
+    if not example:
+        return ""
+    if len(example) <= EXAMPLE_CHARS:
+        return example.translate(_ESCAPES)
+    return example[: EXAMPLE_CHARS - 1].translate(_ESCAPES) + "\u2026"
+
+
+def not_a_feed(body: bytes, error: str | None) -> str:
+    """What a document that is not a feed is, in a few words."""
+    from pipelines.document.sniff import Sniffed, sniff
+
+    if not body.strip():
+        return "the document is empty"
+    what = {Sniffed.HTML: "an HTML page", Sniffed.OPML: "an OPML subscription list"}.get(sniff(body))
+    return what or error or "no feed root element"
+
+
+def print_lint(result: dict[str, Any], body: bytes) -> None:
+    if not is_feed(result):
+        print(f"{result['source']}: not a feed: {not_a_feed(body, result['error'])}")
+        return
+    head = " ".join(
+        part
+        for part in (result["format"], result["version"], "well-formed" if result["well_formed"] else "NOT well-formed")
+        if part
+    )
     print(
-        f"{result['source']}: {result['format']} {result['version'] or ''} "
-        f"{'well-formed' if result['well_formed'] else 'NOT well-formed'}, {result['item_count']} items"
+        f"{result['source']}: {head}, {result['item_count']} items"
         + (f" ({result['error']})" if result["error"] else "")
     )
     print("  channel: " + ", ".join(result["channel_elements"]))
     print("  items:   " + ", ".join(f"{k} ({v})" for k, v in result["item_elements"].items()))
     for f in result["findings"]:
-        print(f"  {f['severity']:7} {f['rule']} x{f['count']}: {f['example'] or ''}")
+        example = show_example(f["example"])
+        print(f"  {f['severity']:7} {f['rule']} x{f['count']}" + (f": {example}" if example else ""))
 
 
 def parse_headers(values: Sequence[str] | None) -> dict[str, str]:
@@ -112,24 +162,34 @@ class Sources:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    """Exit code: 0 every document is a feed (broken ones too), 1 one is not a feed, 2 one cannot be read."""
     extra_headers = parse_headers(args.header)
     sources = Sources("lint", args.sources)
+    code = 0
     for source, body, url, headers in sources:
         result = lint_document(source, body, url, {**headers, **extra_headers})
+        if not is_feed(result):
+            code = EXIT_NOT_FEED
         if args.json:
             print(json.dumps(result, ensure_ascii=False, default=str))
         else:
-            print_lint(result)
-    return sources.code
+            print_lint(result, body)
+    return max(code, sources.code)
+
+
+#: What ``discover`` shows for a relative href of a local file read without ``--base-url``.
+RELATIVE_NOTE = "relative: give --base-url to resolve"
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
+    """A local file has no URL of its own: its relative hrefs stay relative unless ``--base-url`` gives one."""
     from crawler.fetch.discovery import discover
     from schemas.items import LINK_FIELDS
 
     sources = Sources("discover", args.sources)
     for source, body, url, headers in sources:
-        links = discover(body, args.base_url or url, headers, follow_body=True)
+        page_url = args.base_url or (None if url.startswith("file:") else url)
+        links = discover(body, page_url, headers, follow_body=True)
         if args.json:
             print(
                 json.dumps(
@@ -140,11 +200,19 @@ def cmd_discover(args: argparse.Namespace) -> int:
         else:
             print(f"{source}: {len(links)} feed link(s)")
             for link in links:
-                verdict = f"rss={'ok' if link.conforms_rss else 'no'} atom={'ok' if link.conforms_atom else 'no'}"
-                print(
-                    f"  {link.position}. {link.href or link.href_raw} [{link.type}] {verdict} {' '.join(link.reasons)}"
-                )
+                print(f"  {link.position}. {describe_link(link)}")
     return sources.code
+
+
+def describe_link(link: FeedLink) -> str:
+    """One line: the href, the type, and the verdicts of both specs with the rules the link fails."""
+    href = link.href or link.href_raw
+    reasons = list(link.reasons)
+    if link.href is None and "href-relative-without-base" in reasons:
+        href = f"{link.href_raw} ({RELATIVE_NOTE})"
+        reasons.remove("href-relative-without-base")
+    verdict = f"rss={'ok' if link.conforms_rss else 'no'} atom={'ok' if link.conforms_atom else 'no'}"
+    return " ".join([href, f"[{link.type}]", verdict, *reasons])
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -323,7 +323,7 @@ class _Judged:
 
 def discover(
     body: bytes,
-    url: str,
+    url: str | None,
     headers: Mapping[str, str] | None = None,
     *,
     follow_body: bool = False,
@@ -331,6 +331,9 @@ def discover(
 ) -> list[FeedLink]:
     """The feed links ``body`` (an HTML page fetched from ``url``, after redirects) advertises, in page order.
 
+    ``url`` None: a page without a URL of its own (a local file). Its relative hrefs then resolve only
+    against an absolute ``<base href>``; without one they stay unresolved (``href`` None,
+    ``href-relative-without-base``), rather than being read against a made-up ``file:`` URL.
     ``max_url_length``: the crawl's URL limit (``FEEDCENSUS_MAX_URL_LENGTH``; 0 means none): a longer
     resolved href gets ``href-too-long`` and is not followed. Never raises: undecodable bytes, broken
     markup and unresolvable hrefs end up as replacement characters, dropped tags or reasons on the links.
@@ -341,7 +344,7 @@ def discover(
     raw_links, base_href = _scan(text)
     if not raw_links:
         return []
-    base = base_parts(url, base_href)
+    base = base_parts(url or "", base_href)
     kept: dict[object, _Judged] = {}  # by what makes two links the same feed, in page order
     for raw in raw_links:
         href, failed, key = _judge_href(raw.attrs.get("href"), base, max_url_length)

@@ -3,7 +3,8 @@
 :func:`compute` aggregates one job (default: the latest) into a
 :class:`~crawler.report.model.Survey` of tables; :func:`run` renders it as
 Markdown and, with ``report_dir``, also writes ``survey.md``, ``survey.html``
-(self-contained, inline SVG charts) and one CSV per table there.
+(self-contained, inline SVG charts) and one CSV per table there
+(:func:`run_report` also returns the paths of those files).
 
 Definitions (``n`` = feeds of the chosen format in the job, one row per URL):
 
@@ -742,10 +743,16 @@ def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
 
 def run(out: str, *, job: str | None = None, fmt: str = "rss", report_dir: str | None = None) -> str:
     """The survey as Markdown; with ``report_dir``, also survey.md, survey.html and one CSV per table there."""
+    return run_report(out, job=job, fmt=fmt, report_dir=report_dir)[0]
+
+
+def run_report(
+    out: str, *, job: str | None = None, fmt: str = "rss", report_dir: str | None = None
+) -> tuple[str, list[Path]]:
+    """The survey as Markdown, and the files written into ``report_dir`` (none without it), in writing order."""
     from crawler.report.render import to_markdown, write_report
 
     survey = compute(out, job, fmt=fmt)
     markdown = to_markdown(survey)
-    if report_dir:
-        write_report(survey, Path(report_dir), markdown=markdown)
-    return markdown
+    written = write_report(survey, Path(report_dir), markdown=markdown) if report_dir else []
+    return markdown, written

@@ -17,7 +17,9 @@ Order of operations for one partition (see docs/datasets.md, "Compaction"):
 4. Check the row count written equals the row count read, and that the
    partition did not change meanwhile; otherwise give up on it, untouched.
 5. Record the new files as commits of the run (``_commits/``), when the run
-   has commit records, so a later ``--resume`` of the run keeps them.
+   has commit records, so a later ``--resume`` of the run keeps them. Each
+   record keeps when the run started (``started``): ``list_jobs`` orders runs
+   by their first marker, and the markers of the merged commits go (step 7).
 6. Local file systems: swap the partition folder and the staging folder in
    one ``renameat2(RENAME_EXCHANGE)`` call (Linux), so a reader that lists the
    partition sees either every old file or every new file, never both or
@@ -27,6 +29,9 @@ Order of operations for one partition (see docs/datasets.md, "Compaction"):
    staging folder. Object stores have no rename: the new files are copied in
    (each copy is atomic), then the old ones deleted, so a listing made in
    between sees both (duplicates) for the time of the copies and deletes.
+7. Once every partition of the run is done, delete the commit markers of the
+   merged files, unless a partition left alone still holds a file of that
+   commit: no marker names files that are gone.
 
 A reader that listed the old files before the swap and opens them after it
 gets a file-not-found error, never rows of a mix.
@@ -52,7 +57,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset.store import ROW_GROUP_ROWS, RUNNING_MARKER, list_jobs, resolve_root
+from pipelines.dataset.store import ROW_GROUP_ROWS, RUNNING_MARKER, list_jobs, resolve_root, run_started
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
 
 #: Rows per compacted file: eight row groups.
@@ -170,10 +175,15 @@ def compact_dataset(
     fs, root = resolve_root(out)
     jobs_by_table = _jobs_by_table(out, job)
     results = []
+    merged: dict[str, set[str]] = {}  # job -> the commits whose files were merged away
     for table, jobs in jobs_by_table.items():
         for job_id in jobs:
             if job is None or job_id == job:
-                results.append(_compact_partition(fs, root, table, job_id, force, file_rows, row_group_rows))
+                result, sources = _compact_partition(fs, root, table, job_id, force, file_rows, row_group_rows)
+                results.append(result)
+                merged.setdefault(job_id, set()).update(_commit_of(name) for name in sources)
+    for job_id, commits in merged.items():
+        _drop_merged_markers(fs, root, job_id, commits)
     leftovers = tuple(
         info.base_name
         for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
@@ -235,18 +245,20 @@ class _Partition:
 
 def _compact_partition(
     fs: pafs.FileSystem, root: str, table: str, job_id: str, force: bool, file_rows: int, group_rows: int
-) -> PartitionCompaction:
+) -> tuple[PartitionCompaction, list[str]]:
+    """What happened to one partition, and the names of the files merged away (none when it was left alone)."""
     pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
     partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
     why, rows = _reason_to_leave(fs, partition, force, file_rows)
     if why is None:
         why = _rewrite(fs, root, partition, rows, file_rows, group_rows)
     if why is not None:
-        return partition.unchanged(why, rows)
+        return partition.unchanged(why, rows), []
     after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
-    return PartitionCompaction(
+    result = PartitionCompaction(
         table, job_id, len(partition.parts), len(after), rows, partition.size, sum(i.size or 0 for i in after)
     )
+    return result, [i.base_name for i in partition.parts]
 
 
 def _reason_to_leave(fs: pafs.FileSystem, partition: _Partition, force: bool, file_rows: int) -> tuple[str | None, int]:
@@ -397,15 +409,50 @@ def _write_compacted(
 def _record_commits(
     fs: pafs.FileSystem, root: str, table: str, job_id: str, written: list[tuple[str, int]], sources: list[str]
 ) -> None:
-    """Name the new files in the run's commit records (only for runs that keep them)."""
+    """Name the new files in the run's commit records (only for runs that keep them).
+
+    Each record also keeps when the run started (``started``, from the markers it is about to
+    replace), so ``list_jobs`` still orders the runs by their start once those are gone.
+    """
     commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
     if fs.get_file_info(commit_dir).type != pafs.FileType.Directory:
         return
+    started = run_started(fs, root, job_id)
     for name, n in written:
-        stem = name.removeprefix("part-").removesuffix(".parquet")
-        record = {"seq": int(stem.split("-", 1)[0]), "files": {table: n}, "compacted_from": sources}
+        stem = _commit_of(name)
+        record = {"seq": int(stem.split("-", 1)[0]), "files": {table: n}, "compacted_from": sources, "started": started}
         with fs.open_output_stream(f"{commit_dir}/{stem}.json") as sink:
             sink.write(json.dumps(record).encode())
+
+
+def _commit_of(part_name: str) -> str:
+    """The commit a part file belongs to, as its marker is named: ``part-<seq>-<token>.parquet`` -> ``<seq>-<token>``."""
+    return part_name.removeprefix("part-").removesuffix(".parquet")
+
+
+def _drop_merged_markers(fs: pafs.FileSystem, root: str, job_id: str, commits: set[str]) -> None:
+    """Delete the markers of ``commits`` (merged away) that no longer name a file in any table of the run.
+
+    A commit spans tables: its marker stays while a partition left alone (a crawl writing it,
+    already compact) still holds one of its files.
+    """
+    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+    markers = {
+        info.base_name.removesuffix(".json"): info.path
+        for info in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True))
+        if info.base_name.endswith(".json")
+    }
+    gone = commits & markers.keys()
+    if not gone:
+        return
+    for table in TABLES:
+        for info in fs.get_file_info(
+            pafs.FileSelector(f"{root}/{table}/{PARTITION_KEY}={job_id}", allow_not_found=True)
+        ):
+            if _is_part(info):
+                gone.discard(_commit_of(info.base_name))
+    for commit in sorted(gone):
+        fs.delete_file(markers[commit])
 
 
 def _exchange(a: str, b: str) -> bool:

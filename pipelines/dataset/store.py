@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import posixpath
+import re
 import secrets
 import time
 from collections.abc import Iterable, Mapping
@@ -242,11 +243,42 @@ class DatasetWriter:
 # --- reading ---------------------------------------------------------------------
 
 
+#: The commit marker of a file written by ``compact`` (``<seq>-c<8 hex>.json``, a writer's token has 8 hex
+#: digits): it records when its run started, as the markers of the commits it replaced are gone.
+COMPACTED_MARKER = re.compile(r"^\d+-c[0-9a-f]{8}\.json$")
+
+
+def run_started(fs: pafs.FileSystem, root: str, job_id: str) -> float | None:
+    """When a run started (seconds since the epoch): the time of its first commit marker; None without any.
+
+    Markers written by ``compact`` carry the start of the run they were written for (``started``),
+    since their own time is that of the compaction.
+    """
+    selector = pafs.FileSelector(f"{root}/_commits/{PARTITION_KEY}={job_id}", allow_not_found=True)
+    times = []
+    for marker in fs.get_file_info(selector):
+        started = _recorded_start(fs, marker) if COMPACTED_MARKER.match(marker.base_name) else None
+        if started is None and marker.mtime is not None:
+            started = marker.mtime.timestamp()
+        if started is not None:
+            times.append(started)
+    return min(times, default=None)
+
+
+def _recorded_start(fs: pafs.FileSystem, marker: pafs.FileInfo) -> float | None:
+    try:
+        with fs.open_input_stream(marker.path) as f:
+            started = json.loads(f.read()).get("started")
+    except (OSError, ValueError, AttributeError):  # gone meanwhile, or not a marker of ours
+        return None
+    return float(started) if isinstance(started, int | float) else None
+
+
 def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
     """Job ids present in a dataset, in the order the runs started (the last is the latest run).
 
-    A run's start is the time of its first commit marker, so a job named
-    ``A`` run after one named ``20261122T001500Z`` still counts as later.
+    A run's start is the time of its first commit marker (:func:`run_started`), so a job
+    named ``A`` run after one named ``20261122T001500Z`` still counts as later.
     """
     fs, root = resolve_root(out)
     selector = pafs.FileSelector(f"{root}/{table}", allow_not_found=True)
@@ -256,9 +288,8 @@ def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
         base = info.base_name
         if info.type == pafs.FileType.Directory and base.startswith(prefix):
             job = base[len(prefix) :]
-            markers = fs.get_file_info(pafs.FileSelector(f"{root}/_commits/{base}", allow_not_found=True))
-            times = [m.mtime.timestamp() for m in markers if m.mtime is not None]
-            started[job] = min(times) if times else (info.mtime.timestamp() if info.mtime else 0.0)
+            first = run_started(fs, root, job)
+            started[job] = first if first is not None else (info.mtime.timestamp() if info.mtime else 0.0)
     return sorted(started, key=lambda job: (started[job], job))
 
 

@@ -1,0 +1,177 @@
+"""`feedcensus lint` and `discover` as a user meets them: exit codes, readable output, local pages.
+
+Every test runs the real command in a subprocess; the http cases use a real
+loopback server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crawler.demo.webserver import Route, Web, WebServer
+from tests.conftest import run_cli
+
+FEED = (
+    b'<?xml version="1.0"?>\n<rss version="2.0"><channel><title>T</title><link>http://x/</link>'
+    b"<description>d</description><item><title>a</title><guid>g1</guid></item></channel></rss>"
+)
+#: A feed with a finding whose example holds CR LF line ends and a tab (a description of two paragraphs).
+FEED_CRLF = (
+    b'<?xml version="1.0"?>\r\n<rss version="2.0"><channel><title>T</title><link>http://x/</link>'
+    b"<description>First paragraph.\r\n\r\nSecond\tone &#38; more</description>"
+    b"<item><title>a</title><guid>g1</guid></item></channel></rss>"
+)
+PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>p</title>"
+    b'<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+    b'<link rel="alternate" type="application/atom+xml" href="atom.xml">'
+    b'<link rel="alternate" type="application/rss+xml" href="https://elsewhere.example/f.xml">'
+    b"</head><body><p>x</p></body></html>"
+)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> dict[str, Path]:
+    files = {
+        "feed": FEED,
+        "crlf": FEED_CRLF,
+        "garbage": b"\x00\x01garbage, not markup at all\xff",
+        "empty": b"",
+        "html": PAGE,
+        "truncated": b'<?xml version="1.0"?>\n<rss version="2.0"><channel><title>T</title><item><title>a',
+    }
+    paths = {}
+    for name, body in files.items():
+        path = tmp_path / f"{name}.xml"
+        path.write_bytes(body)
+        paths[name] = path
+    return paths
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[WebServer]:
+    web = Web()
+    web.add("/blog/", Route(body=PAGE, headers={"Content-Type": "text/html; charset=utf-8"}))
+    web.add("/feed.xml", Route(body=FEED, headers={"Content-Type": "application/rss+xml"}))
+    with WebServer(web) as server:
+        yield server
+
+
+# --------------------------------------------------------------------------- lint: exit codes
+
+
+@pytest.mark.parametrize("name", ["garbage", "empty", "html"])
+def test_lint_exits_1_on_a_document_that_is_not_a_feed(docs: dict[str, Path], name: str) -> None:
+    proc = run_cli("lint", str(docs[name]))
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    (line,) = proc.stdout.strip().splitlines()  # one line: no empty channel:/items: lines
+    assert line.startswith(f"{docs[name]}: not a feed"), line
+    proc = run_cli("lint", "--json", str(docs[name]))
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["format"] == "unknown"
+
+
+def test_lint_exits_0_on_feeds_even_broken_ones(docs: dict[str, Path]) -> None:
+    proc = run_cli("lint", str(docs["feed"]), str(docs["truncated"]), str(docs["crlf"]))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert "NOT well-formed" in proc.stdout and "rss 2.0 well-formed, 1 items" in proc.stdout
+
+
+def test_lint_exit_code_is_the_worst_of_its_documents(docs: dict[str, Path], tmp_path: Path, site: WebServer) -> None:
+    proc = run_cli("lint", str(docs["feed"]), str(docs["html"]))
+    assert proc.returncode == 1, proc.stdout
+    proc = run_cli("lint", str(docs["html"]), str(tmp_path / "missing.xml"), str(docs["feed"]))
+    assert proc.returncode == 2
+    assert proc.stdout.count("\n") >= 2, "the readable documents are still linted"
+    # an http document that cannot be read (404) is 2 as well; a readable feed over http is 0
+    assert run_cli("lint", site.url_for("/nothing-here.xml")).returncode == 2
+    ok = run_cli("lint", site.url_for("/feed.xml"))
+    assert ok.returncode == 0 and "rss 2.0 well-formed, 1 items" in ok.stdout
+
+
+# --------------------------------------------------------------------------- lint: human output
+
+
+def test_lint_examples_are_shown_on_one_line(docs: dict[str, Path]) -> None:
+    proc = run_cli("lint", str(docs["crlf"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "\r" not in proc.stdout and "\t" not in proc.stdout
+    finding_lines = [line for line in proc.stdout.splitlines() if line.startswith("  ") and " x" in line]
+    (example,) = [line for line in finding_lines if "First paragraph." in line]
+    assert "First paragraph.\\r\\n\\r\\nSecond\\tone" in example, example
+    # every line of the human output is the header, channel, items or a finding: nothing spills over
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3 + len(finding_lines)
+    # --json keeps the example as it is in the document
+    raw = json.loads(run_cli("lint", "--json", str(docs["crlf"])).stdout)
+    assert any("First paragraph.\r\n\r\nSecond\tone" in (f["example"] or "") for f in raw["findings"])
+
+
+def test_lint_header_of_a_feed_without_version_has_no_double_space(tmp_path: Path) -> None:
+    path = tmp_path / "noversion.xml"
+    path.write_bytes(b"<rss><channel><title>T</title></channel></rss>")
+    proc = run_cli("lint", str(path))
+    first = proc.stdout.splitlines()[0]
+    assert first == f"{path}: rss well-formed, 0 items", first
+
+
+def test_lint_xml_error_does_not_repeat_the_line(docs: dict[str, Path]) -> None:
+    proc = run_cli("lint", "--json", str(docs["truncated"]), str(docs["html"]))
+    errors = [json.loads(line)["error"] for line in proc.stdout.splitlines()]
+    assert all(errors), errors
+    for error in errors:
+        assert not re.search(r"line (\d+), line \1\b", error), error
+        assert re.search(r", line \d+, column \d+$", error), error
+
+
+# --------------------------------------------------------------------------- discover
+
+
+def test_discover_local_file_keeps_relative_hrefs_relative(docs: dict[str, Path]) -> None:
+    proc = run_cli("discover", str(docs["html"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "file://" not in proc.stdout
+    assert "href-unsupported-scheme" not in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"{docs['html']}: 3 feed link(s)"
+    assert "/feed.xml" in lines[1] and "relative: give --base-url to resolve" in lines[1]
+    assert "atom.xml" in lines[2] and "relative: give --base-url to resolve" in lines[2]
+    assert "https://elsewhere.example/f.xml" in lines[3] and "relative" not in lines[3]
+
+    data = json.loads(run_cli("discover", "--json", str(docs["html"])).stdout)
+    links = data["links"]
+    assert [(link["href"], link["href_raw"]) for link in links] == [
+        (None, "/feed.xml"),
+        (None, "atom.xml"),
+        ("https://elsewhere.example/f.xml", "https://elsewhere.example/f.xml"),
+    ]
+    assert all("href-relative-without-base" in link["reasons"] for link in links[:2])
+    assert all("href-unsupported-scheme" not in link["reasons"] for link in links)
+
+
+def test_discover_local_file_with_base_url_matches_the_http_page(docs: dict[str, Path], site: WebServer) -> None:
+    page_url = site.url_for("/blog/")
+    over_http = json.loads(run_cli("discover", "--json", page_url).stdout)
+    local = json.loads(run_cli("discover", "--json", "--base-url", page_url, str(docs["html"])).stdout)
+    assert over_http["page"] == page_url and local["page"] == str(docs["html"])
+    assert over_http["links"] == local["links"]
+    assert [link["href"] for link in over_http["links"]] == [
+        site.url_for("/feed.xml"),
+        site.url_for("/blog/atom.xml"),
+        "https://elsewhere.example/f.xml",
+    ]
+    human = run_cli("discover", page_url).stdout
+    assert "relative" not in human and site.url_for("/feed.xml") in human
+
+
+def test_discover_help_describes_every_option() -> None:
+    proc = run_cli("discover", "--help")
+    assert proc.returncode == 0
+    json_line = next(line for line in proc.stdout.splitlines() if line.strip().startswith("--json"))
+    assert len(json_line.split()) > 1, "--json has no help text"
