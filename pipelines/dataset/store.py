@@ -198,7 +198,9 @@ class DatasetWriter:
             target = f"{directory}/.{name}.tmp" if atomic else final
             record_batch = pa.RecordBatch.from_pylist(rows, schema=self._schemas[table])
             with self.fs.open_output_stream(target) as sink:
-                pq.write_table(pa.Table.from_batches([record_batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+                pq.write_table(
+                    pa.Table.from_batches([record_batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd"
+                )
             written.append((target, final, len(rows)))
         for target, final, _ in written:
             if target != final:
