@@ -152,11 +152,7 @@ class ReflexivePipeline:
         if not ds.done:
             return
         links = open_table(ds.out, "links", ds.job_id).to_table(columns=["page_url", "href"]).to_pylist()
-        log = (
-            open_table(ds.out, "fetch_log", ds.job_id)
-            .to_table(columns=["url", "final_url", "outcome"])
-            .to_pylist()
-        )
+        log = open_table(ds.out, "fetch_log", ds.job_id).to_table(columns=["url", "final_url", "outcome"]).to_pylist()
         advertised: dict[str, list[str]] = {}
         for row in links:
             if row["href"]:
