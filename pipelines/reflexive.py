@@ -151,8 +151,15 @@ class ReflexivePipeline:
         ds = self.dataset
         if not ds.done:
             return
-        links = open_table(ds.out, "links", ds.job_id).to_table(columns=["page_url", "href"]).to_pylist()
-        log = open_table(ds.out, "fetch_log", ds.job_id).to_table(columns=["url", "final_url", "outcome"]).to_pylist()
+
+        def committed(table: str, columns: list[str]) -> list[dict[str, Any]]:
+            try:
+                return open_table(ds.out, table, ds.job_id).to_table(columns=columns).to_pylist()
+            except FileNotFoundError:  # the interrupted run committed no row of this table
+                return []
+
+        links = committed("links", ["page_url", "href"])
+        log = committed("fetch_log", ["url", "final_url", "outcome"])
         advertised: dict[str, list[str]] = {}
         for row in links:
             if row["href"]:

@@ -22,6 +22,11 @@ fails is tried again (``COMMIT_TRIES`` in all); if it still fails the crawl
 stops with the reason ``dataset_error`` and the error in the stats, and what
 was committed before stays readable.
 
+A crawl forced to stop (a second Ctrl-C stops the reactor before
+``spider_closed`` has run) calls :meth:`Dataset.settle`: the commit in flight
+ends, the writer thread stops, and the stats say what was committed; rows not
+committed by then are not written (a resumed job fetches them again).
+
 Hooks keep the resume journal ahead of the data: ``on_take`` runs on the
 reactor thread when a batch is taken (the journal flushes its buffer),
 ``before_commit`` on the writer thread before the batch's files are written
@@ -30,13 +35,14 @@ reactor thread when a batch is taken (the journal flushes its buffer),
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
@@ -49,7 +55,6 @@ from schemas.vocab import Outcome
 if TYPE_CHECKING:
     from typing import Self
 
-    from scrapy import Request
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -95,6 +100,10 @@ class Dataset:
         self.error: str | None = None
         #: Rows taken for commits that could not be written.
         self.rows_lost = 0
+        #: True once the stats say what was committed (the crawl closed, or :meth:`settle` ran).
+        self.closed = False
+        #: Rows of the batches taken and not yet committed, by batch number.
+        self._uncommitted: dict[int, int] = {}
         self._done_fingerprints: set[bytes] | None = None
         self._pool = ThreadPool(minthreads=1, maxthreads=1, name="feedcensus-dataset")
         self._queued: list[defer.Deferred[None]] = []
@@ -140,9 +149,12 @@ class Dataset:
             return False
         fingerprint = self.crawler.request_fingerprinter.fingerprint
         if self._done_fingerprints is None:
-            from scrapy import Request
-
-            self._done_fingerprints = {fingerprint(Request(u)) for u in self.done}
+            self._done_fingerprints = set()
+            for url in self.done:
+                # Rows for what no request can be made of (a local OPML file, a URL without a scheme)
+                # match no request: skipped, not an error that would stop the engine.
+                with contextlib.suppress(ValueError):
+                    self._done_fingerprints.add(fingerprint(Request(url)))
         return fingerprint(request) in self._done_fingerprints
 
     def write(self, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -178,6 +190,7 @@ class Dataset:
             return
         d: defer.Deferred[None] = defer.Deferred()
         self._queued.append(d)
+        self._uncommitted[batch.seq] = _row_count(batch)
         # Chained on the previous commit: one at a time, in the order taken.
         self._tail.addBoth(lambda _: self._run_on_pool(batch, d))
         self._tail = d
@@ -187,6 +200,7 @@ class Dataset:
 
         if self.error is not None:  # an earlier commit failed for good: this one is not attempted
             self.rows_lost += _row_count(batch)
+            self._uncommitted.pop(batch.seq, None)
             self._queued.remove(done)
             done.callback(None)
             return defer.succeed(None)
@@ -200,6 +214,7 @@ class Dataset:
                 for hook in self.before_commit:
                     hook()
                 self.writer.commit(batch)
+                self._uncommitted.pop(batch.seq, None)  # on this thread: true even if the reactor stops now
                 return
             except OSError as exc:
                 if attempt == COMMIT_TRIES:
@@ -216,6 +231,7 @@ class Dataset:
             self._queued.remove(done)
         if batch is not None:
             self.rows_lost += _row_count(batch)
+            self._uncommitted.pop(batch.seq, None)
         if self.error is None:
             self.error = f"cannot write to {self.out}: {type(exc).__name__}: {exc}".replace("\n", " ")
             logger.error("dataset: %s; stopping the crawl", self.error)
@@ -236,6 +252,8 @@ class Dataset:
 
     async def _spider_closed(self) -> None:
         """After every pipeline has closed (so rows they release at close are in): the last commit."""
+        if not self._pool.started:  # the crawl failed to open: spider_opened never came
+            self._pool.start()
         self._start_commit()
         await maybe_deferred_to_future(self._tail)
         if self.error is None:
@@ -244,6 +262,32 @@ class Dataset:
             except OSError as exc:
                 self._failed(exc, None, None)
         self._pool.stop()
+        self._record_written()
+
+    def settle(self) -> None:
+        """After a forced stop (the reactor stopped before ``spider_closed`` ended): what was committed, in the stats.
+
+        The commit in flight ends (its files are whole or, cut short, discarded by a resume),
+        the writer thread stops, and ``feedcensus/rows_not_written`` counts the rows taken or
+        buffered that no commit holds. Nothing more is committed: the crawl was told to stop now.
+        Does nothing when the crawl closed normally.
+        """
+        if self.closed:
+            return
+        if self._pool.started:
+            self._pool.stop()  # joins the writer thread once its current commit is done
+        if self.error is None:
+            try:
+                self.writer.finish()  # no more commits follow: the .running markers go
+            except OSError as exc:
+                logger.warning("dataset: cannot remove the .running markers: %s", exc)
+        stats = self.crawler.stats
+        assert stats is not None
+        stats.set_value("feedcensus/rows_not_written", self.writer.pending + sum(self._uncommitted.values()))
+        self._record_written()
+
+    def _record_written(self) -> None:
+        """Files and rows committed, in the stats (what the summary reports)."""
         stats = self.crawler.stats
         assert stats is not None
         stats.set_value("feedcensus/files_written", self.writer.files_written)
@@ -251,6 +295,7 @@ class Dataset:
             stats.set_value(f"feedcensus/rows/{table}", n)
         if self.error is not None:
             stats.set_value("feedcensus/rows_lost", self.rows_lost + self.writer.pending)
+        self.closed = True
 
 
 def _row_count(batch: Batch) -> int:

@@ -45,12 +45,13 @@ def linted(corpus: Path) -> dict[str, Any]:
         batch = paths[start : start + BATCH]
         proc = run_cli("lint", "--json", *batch, timeout=120)
         assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-        assert proc.returncode == 0, proc.stderr[-3000:]
         lines = proc.stdout.splitlines()
         assert len(lines) == len(batch), (start, len(lines))
-        for line in lines:
-            result = json.loads(line)
-            results[result["source"]] = result
+        batch_results = [json.loads(line) for line in lines]
+        # lint exits 1 when a document is not a feed (the corpus has some on purpose), never 2: all are readable
+        expected = 1 if any(r["format"] == "unknown" for r in batch_results) else 0
+        assert proc.returncode == expected, proc.stderr[-3000:]
+        results.update((r["source"], r) for r in batch_results)
     return {"rows": rows, "folder": folder, "results": results}
 
 

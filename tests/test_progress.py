@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import sys
 import time
@@ -26,7 +27,12 @@ def test_status_and_summary_lines_add_up() -> None:
         "feedcensus/inputs": 90,
     }
     line = status_line(stats, pending=5, elapsed=60.0)
-    assert line == "120 responses, 5 pending, 30 feeds, 600 items, 10 errors, 120 responses/min"
+    assert line == (
+        "120 responses, 5 pending, 30 feeds, 600 items, 10 errors, 120 responses/min, elapsed 1:00, ~0:03 left"
+    )
+    # No estimate before a rate is known, nor when nothing is pending.
+    assert status_line({}, pending=5, elapsed=0.0).endswith("0 responses/min, elapsed 0:00")
+    assert status_line(stats, pending=0, elapsed=3725.0).endswith("elapsed 1:02:05")
     summary = "\n".join(summary_lines(stats, "/data", "job1"))
     assert "errors: http_error 7, timeout 3" in summary
     assert "feeds: 30   items: 600" in summary
@@ -41,8 +47,11 @@ def test_live_progress_on_a_terminal(tmp_path: Path) -> None:
     html = {"Content-Type": "text/html"}
     for i in range(12):
         web.add(f"/s{i}/", Route(b"<html><head><title>x</title></head></html>", headers=html, delay=0.4))
+    # A list that is not well-formed, answered while the live line is up: its warning must not run into the line.
+    web.add("/list.opml", Route(b'<opml version="2.0"><body><outline text="a & b"/></body></opml>', delay=1.2))
     with WebServer(web) as server:
         urls = [a for i in range(12) for a in ("--url", f"{server.url}/s{i}/")]
+        urls += ["--opml", f"{server.url}/list.opml"]
         primary, secondary = pty.openpty()
         proc = subprocess.Popen(
             [
@@ -59,8 +68,6 @@ def test_live_progress_on_a_terminal(tmp_path: Path) -> None:
                 "ROBOTSTXT_OBEY=False",
                 "-s",
                 "CONCURRENT_REQUESTS_PER_DOMAIN=2",
-                "--log-level",
-                "WARNING",
             ],
             cwd=REPO,
             stdin=subprocess.DEVNULL,
@@ -82,8 +89,15 @@ def test_live_progress_on_a_terminal(tmp_path: Path) -> None:
         os.close(primary)
     out = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 0
-    assert "\r\x1b[K" in out and "pending" in out and "responses/min" in out
-    assert "pages: 12" in out  # the summary printed at the end
+    assert "\r\x1b[K" in out and "pending" in out and "responses/min" in out and "elapsed" in out
+    # The warning was printed on a line of its own: the live line was cleared first.
+    warnings = [m.start() for m in re.finditer(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[", out)]
+    assert warnings, out
+    for at in warnings:
+        assert out[:at].endswith(("\r\x1b[K", "\n")), repr(out[max(0, at - 80) : at + 40])
+    assert "not well-formed" in out
+    assert out.count("pages: 12") == 1, out  # the summary, printed once at the end
+    assert "Dumping Scrapy stats" not in out and "Enabled extensions" not in out
 
 
 def test_periodic_log_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
@@ -111,4 +125,6 @@ def test_periodic_log_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert "\x1b[K" not in proc.stderr
     assert "[crawler.extensions.progress] INFO: progress: " in proc.stderr
-    assert "summary: pages: 6" in proc.stderr
+    assert "elapsed" in proc.stderr
+    assert proc.stderr.count("pages: 6") == 1, proc.stderr  # the summary, printed once
+    assert "Dumping Scrapy stats" not in proc.stderr and "Overridden settings" not in proc.stderr

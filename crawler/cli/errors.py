@@ -1,11 +1,23 @@
-"""What every command shares: exit codes and the one-line error."""
+"""What every command shares: exit codes and the one-line error.
+
+The exit codes of ``feedcensus crawl`` (README.md, "Exit codes"): 0 the crawl
+ran (URLs that failed are data in ``fetch_log``); 1 it ran but fetched nothing
+usable; 2 bad usage or unusable inputs, found before crawling (or a failure
+inside Scrapy's engine); 3 the data could not all be written; 130 interrupted.
+"""
 
 from __future__ import annotations
 
+#: The crawl ran; what failed per URL is recorded in fetch_log.
+EXIT_OK = 0
+#: The crawl ran but no input gave a feed, a page or an OPML list.
+EXIT_NOTHING_FETCHED = 1
 #: Bad usage or inputs: one line on stderr, nothing done.
 EXIT_USAGE = 2
 #: The crawl ran but its data could not all be written (what was committed before stays readable).
 EXIT_DATASET = 3
+#: Interrupted (Ctrl-C, SIGINT, SIGTERM): what was committed stays readable, and a --resume folder can go on.
+EXIT_INTERRUPTED = 130
 
 
 class CliError(Exception):

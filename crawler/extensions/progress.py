@@ -1,17 +1,24 @@
 """Progress while a crawl runs, and a short summary when it ends.
 
 On a terminal, one live status line on stderr (requests done and pending,
-feeds parsed, errors, rate); otherwise a log line every
-``FEEDCENSUS_PROGRESS_INTERVAL`` seconds. Every crawl ends with a summary of
-inputs, pages, feeds, items, errors by kind and where the data went.
+feeds parsed, errors, rate, elapsed time and, once a rate is known, an
+estimate of the time the pending requests take); otherwise a log line every
+``FEEDCENSUS_PROGRESS_INTERVAL`` seconds. A log record printed to the same
+terminal clears the live line first (:class:`LiveLine`), so the two never run
+into each other. Every crawl ends with a summary of inputs, pages, feeds,
+items, errors by kind and where the data went (what was committed), logged to
+the ``crawler.extensions.progress.summary`` logger: the ``feedcensus`` command
+prints it itself, once, and keeps those records off the terminal.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import sys
+import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from scrapy import signals
 from twisted.internet import task
@@ -22,6 +29,9 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+#: The summary's records: a command that prints the summary itself keeps them off the terminal.
+SUMMARY_LOGGER = f"{__name__}.summary"
+summary_logger = logging.getLogger(SUMMARY_LOGGER)
 
 #: fetch_log outcomes that are not errors.
 OK_OUTCOMES = ("feed", "page", "opml", "duplicate", "robots")
@@ -32,15 +42,30 @@ def outcome_counts(stats: dict[str, Any]) -> dict[str, int]:
     return {k[len(prefix) :]: v for k, v in sorted(stats.items()) if k.startswith(prefix)}
 
 
+def clock(seconds: float) -> str:
+    """A duration as m:ss, or h:mm:ss from an hour on."""
+    minutes, secs = divmod(round(max(seconds, 0.0)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 def status_line(stats: dict[str, Any], pending: int, elapsed: float) -> str:
+    """Requests done and pending, feeds, items, errors, rate, elapsed time; the time left once a rate is known.
+
+    The estimate is the pending requests at the current rate: the crawl may find more.
+    """
     done = stats.get("response_received_count", 0)
     outcomes = outcome_counts(stats)
     errors = sum(v for k, v in outcomes.items() if k not in OK_OUTCOMES)
     rate = done / elapsed * 60 if elapsed > 0 else 0.0
-    return (
+    line = (
         f"{done} responses, {pending} pending, {outcomes.get('feed', 0)} feeds, "
-        f"{stats.get('feedcensus/items', 0)} items, {errors} errors, {rate:,.0f} responses/min"
+        f"{stats.get('feedcensus/items', 0)} items, {errors} errors, {rate:,.0f} responses/min, "
+        f"elapsed {clock(elapsed)}"
     )
+    if pending and rate > 0:
+        line += f", ~{clock(math.ceil(pending / rate * 60))} left"
+    return line
 
 
 def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
@@ -54,7 +79,7 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
         f"feeds: {outcomes.get('feed', 0)}   items: {stats.get('feedcensus/items', 0)}   "
         f"not well-formed: {stats.get('feedcensus/not_well_formed', 0)}   duplicates skipped: {outcomes.get('duplicate', 0)}",
         "errors: " + (", ".join(f"{k} {v}" for k, v in errors.items()) if errors else "none"),
-        f"data: {out} (job_id={job_id}; {stats.get('feedcensus/files_written', 0)} files)",
+        data_line(stats, out, job_id),
     ]
     failed_rules = rule_failures(stats)
     if failed_rules:
@@ -65,17 +90,80 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
     return lines
 
 
+def data_line(stats: dict[str, Any], out: str, job_id: str) -> str:
+    """Where the data went and what was committed there: files, and rows of the main tables."""
+    rows = {t: stats.get(f"feedcensus/rows/{t}", 0) for t in ("fetch_log", "feeds", "items")}
+    return (
+        f"data: {out} (job_id={job_id}; {stats.get('feedcensus/files_written', 0)} files; "
+        f"fetch_log {rows['fetch_log']} rows, feeds {rows['feeds']}, items {rows['items']})"
+    )
+
+
 def rule_failures(stats: dict[str, Any]) -> dict[str, int]:
     """Rule id -> documents it failed on instead of judging them (``feedcensus/checks/internal_error/<rule>``)."""
     prefix = "feedcensus/checks/internal_error/"
     return {k[len(prefix) :]: v for k, v in sorted(stats.items()) if k.startswith(prefix)}
 
 
+class LiveLine:
+    """The one live status line on a terminal stream.
+
+    :meth:`clear` is safe from any thread; :class:`ClearLiveLine` calls it
+    before a log handler writes to the same terminal.
+    """
+
+    ERASE = "\r\x1b[K"
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = False
+        self._lock = threading.Lock()
+
+    def show(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(self.ERASE + text)
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        with self._lock:
+            if self.shown:
+                self.stream.write(self.ERASE)
+                self.stream.flush()
+                self.shown = False
+
+
+class ClearLiveLine(logging.Filter):
+    """A handler filter that clears the live line before the record is written (it drops nothing).
+
+    Added last to a handler, it runs only for records the handler's other filters let through.
+    """
+
+    def __init__(self, line: LiveLine) -> None:
+        super().__init__()
+        self.line = line
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.line.clear()
+        return True
+
+
+def terminal_handlers(stream: TextIO) -> list[logging.Handler]:
+    """The root logger's handlers that write to ``stream`` (a file handler never does)."""
+    return [
+        h
+        for h in logging.getLogger().handlers
+        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler) and h.stream is stream
+    ]
+
+
 class Progress:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.interval = crawler.settings.getfloat("FEEDCENSUS_PROGRESS_INTERVAL")
-        self.live = sys.stderr.isatty() and crawler.settings.getbool("FEEDCENSUS_LIVE_PROGRESS")
+        live = sys.stderr.isatty() and crawler.settings.getbool("FEEDCENSUS_LIVE_PROGRESS")
+        self.line = LiveLine(sys.stderr) if live else None
+        self._clear_filter = ClearLiveLine(self.line) if self.line is not None else None
         self.started = time.monotonic()
         self.loop: task.LoopingCall | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
@@ -84,12 +172,19 @@ class Progress:
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
         self.reason = "finished"
 
+    @property
+    def live(self) -> bool:
+        return self.line is not None
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     def spider_opened(self) -> None:
         self.started = time.monotonic()
+        if self._clear_filter is not None:
+            for handler in terminal_handlers(sys.stderr):
+                handler.addFilter(self._clear_filter)
         self.loop = task.LoopingCall(self.tick)
         self.loop.start(0.5 if self.live else self.interval, now=False)
 
@@ -103,9 +198,8 @@ class Progress:
 
     def tick(self) -> None:
         line = status_line(self.crawler.stats.get_stats(), self._pending(), time.monotonic() - self.started)
-        if self.live:
-            sys.stderr.write("\r\x1b[K" + line)
-            sys.stderr.flush()
+        if self.line is not None:
+            self.line.show(line)
         else:
             logger.info("progress: %s", line)
 
@@ -113,13 +207,16 @@ class Progress:
         self.reason = reason
         if self.loop is not None and self.loop.running:
             self.loop.stop()
-        if self.live:
-            sys.stderr.write("\r\x1b[K")
+        if self.line is not None:
+            self.line.clear()
+        if self._clear_filter is not None:
+            for handler in logging.getLogger().handlers:
+                handler.removeFilter(self._clear_filter)
 
     def engine_stopped(self) -> None:
         from pipelines.writer import dataset_of
 
         ds = dataset_of(self.crawler)
         for line in summary_lines(self.crawler.stats.get_stats(), ds.out, ds.job_id):
-            logger.info("summary: %s", line)
-        logger.info("summary: %s in %.1f s", self.reason, time.monotonic() - self.started)
+            summary_logger.info("summary: %s", line)
+        summary_logger.info("summary: %s in %s", self.reason, clock(time.monotonic() - self.started))

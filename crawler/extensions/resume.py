@@ -4,7 +4,10 @@ Scrapy's ``JOBDIR`` keeps the scheduler queue on disk but writes its
 bookkeeping only on a clean shutdown, so a killed crawl cannot continue from
 it. feedcensus keeps its own state in the ``--resume`` folder instead:
 
-- ``state.json``: the job id, the output and the inputs of the run;
+- ``state.json``: the job id, the output, the inputs (local paths made
+  absolute, so a resume from another folder reads the same files) and every
+  option of the run (``options``: the flags, ``-s`` settings, log level and
+  log file), which a resume with only ``--resume DIR`` uses again;
 - ``journal.jsonl``: every request the crawl scheduled (URL and context), one
   JSON line each, synced to disk before every dataset commit.
 
@@ -61,7 +64,28 @@ def read_state(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
         raise ResumeError(f"cannot read {path}: {exc}") from None
     if not isinstance(state, dict):
         raise ResumeError(f"cannot read {path}: not a JSON object")
+    problem = _state_problem(state)
+    if problem:
+        raise ResumeError(f"{path} is not a feedcensus resume state: {problem}")
     return state
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _state_problem(state: dict[str, Any]) -> str | None:
+    """What is wrong with a state read from disk (None: nothing)."""
+    for key in ("job_id", "out"):
+        if not isinstance(state.get(key), str) or not state[key]:
+            return f"{key} is not a string"
+    for key in ("seeds", "opml", "url"):
+        if not _is_str_list(state.get(key)):
+            return f"{key} is not a list of strings"
+    options = state.get("options", {})
+    if not isinstance(options, dict) or not _is_str_list(options.get("set", [])):
+        return "options is not an object with a list of settings"
+    return None
 
 
 def write_state(folder: str | os.PathLike[str], state: dict[str, Any]) -> None:
