@@ -110,8 +110,13 @@ CONCURRENT_ITEMS = 8
 # by the bound method, which dies at once, so it runs again and again (~2 ms each). Our callbacks
 # return no values; ruff and the tests guard that.
 WARN_ON_GENERATOR_RETURN_VALUE = False
-# Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable.
+# Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable. It is the level of the log
+# (`scrapy crawl`, or `feedcensus crawl --log-file`); `feedcensus crawl` shows only warnings and
+# errors on the terminal unless --log-level says otherwise (crawler/cli/crawl.py).
 LOG_LEVEL = "INFO"
+# Scrapy default: "ERROR". A URL that still fails after its retries is data (its fetch_log row
+# says why), not an error of the crawl: logged at INFO, not shown on the terminal by default.
+RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 # DEPTH_PRIORITY stays at Scrapy's default (0): every request already has priority -depth by the
 # census's own depth (crawler/requests.py), breadth-first, which keeps the frontier small and fair.
 # Scrapy defaults: LIFO queues. FIFO makes requests of one priority go in the order they were made.
@@ -133,8 +138,10 @@ FEEDCENSUS_FLUSH_SECONDS = 30.0
 FEEDCENSUS_REFLEXIVE = True
 # Fetch the htmlUrl pages of OPML outlines that also have an xmlUrl.
 FEEDCENSUS_OPML_PAGES = True
-# Follow autodiscovery links found in <body> (the specs put them in <head>).
-FEEDCENSUS_FOLLOW_BODY_LINKS = False
+# Follow autodiscovery links found in <body> too. The specs put them in <head>, but major sites put
+# their feed link in the body (a YouTube channel page does): such a link is followed and still
+# recorded with in_head = false and its non-conformance reason (not-in-head). --head-only sets False.
+FEEDCENSUS_FOLLOW_BODY_LINKS = True
 # When a page advertises no feed, try feed-looking <a> links and common feed paths.
 FEEDCENSUS_GUESS = False
 # How deep OPML include outlines are followed.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: major.minor. A reader refuses files whose major is newer than its own.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: conformance.source and conformance.w3c (columns added: 1.0 files still read)
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -116,7 +116,8 @@ ELEMENT_USAGE: tuple[Field, ...] = (
     _f(
         "scope",
         pa.string(),
-        "channel, item, or the parent element for deeper levels (image, textInput, skipHours...).",
+        "channel, item, rss (RSS only: elements directly under `<rss>` beside the channel, such as `<meta>`; "
+        "their children are at `rss/<name>`), or the parent element for deeper levels (image, textInput, skipHours...).",
         nullable=False,
     ),
     _f(
@@ -156,6 +157,18 @@ CONFORMANCE: tuple[Field, ...] = (
     _f("scope", pa.string(), "channel, item, or a nested element.", nullable=False),
     _f("count", pa.int32(), "How many times the rule failed in the feed.", nullable=False),
     _f("example", pa.string(), "The first offending value or element, shortened."),
+    _f(
+        "source",
+        pa.string(),
+        "Where the rule comes from: profile (the RSS Best Practices Profile), rss2 (the RSS 2.0 specification "
+        "alone) or namespace (a namespace's own specification, as the W3C Feed Validator reads it). "
+        "Null in files written before schema 1.1 (all profile rules then).",
+    ),
+    _f(
+        "w3c",
+        STRINGS,
+        "Every W3C Feed Validator message the rule corresponds to (empty when none). Null before schema 1.1.",
+    ),
 )
 
 FETCH_LOG: tuple[Field, ...] = (

@@ -61,6 +61,15 @@ def test_lint_text_output_and_unreadable_input(tmp_path: Path) -> None:
         (["crawl", "--opml", "NOTXML", "--out", "OUT"], "not an OPML document"),
         (["crawl", "--out", "OUT"], "nothing to crawl"),
         (["crawl", "--url", "http://127.0.0.1:9/"], "--out is required"),
+        (["crawl", "--url", "ftp://example.com/feed.xml", "--out", "OUT"], "only http and https are fetched, not ftp:"),
+        (["crawl", "--url", "javascript:alert(1)", "--out", "OUT"], "not javascript:"),
+        (["crawl", "--url", "127.0.0.1:8765/feed.xml", "--out", "OUT"], "did you mean http://127.0.0.1:8765/feed.xml?"),
+        (
+            ["crawl", "--opml", "localhost:8765/list.opml", "--out", "OUT"],
+            "did you mean http://localhost:8765/list.opml?",
+        ),
+        (["crawl", "--url", "http://127.0.0.1:9/", "--out", "OUT", "-s", "DOWNLOAD_TIMEOUT=abc"], "DOWNLOAD_TIMEOUT"),
+        (["crawl", "--url", "http://127.0.0.1:9/", "--out", "OUT", "-s", "ROBOTSTXT_OBEY=perhaps"], "ROBOTSTXT_OBEY"),
         (["survey", "EMPTY"], "no crawl found"),
         (["compact", "EMPTY"], ""),
     ],
@@ -86,7 +95,7 @@ def test_rules_json_lists_every_rule_once() -> None:
     ids = [r["id"] for r in rules]
     assert len(ids) == len(set(ids)) >= 40
     assert all(set(r) >= {"id", "severity", "section", "w3c"} for r in rules)
-    assert {"MissingAtomSelfLink", "InvalidRFC2822Date", "DuplicateEnclosure"} <= {r["w3c"] for r in rules}
+    assert {"MissingAtomSelfLink", "InvalidRFC2822Date", "DuplicateEnclosure"} <= {n for r in rules for n in r["w3c"]}
 
 
 def test_scrapy_crawl_command_works_with_spider_arguments(tmp_path: Path, demo_server: object) -> None:

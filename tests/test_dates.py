@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.document.dates import DATE_FORMS, _parse, _parse_general, parse_date, read_rfc822
+from pipelines.document.dates import DATE_FORMS, _parse, _parse_general, parse_date, read_rfc822, without_comments
 from schemas.vocab import DateForm
 
 OCT4 = datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
@@ -182,3 +182,8 @@ def test_forms_are_the_vocabulary() -> None:
     assert tuple(DateForm) == DATE_FORMS
     assert isinstance(parse_date("2007")[1], DateForm)
     assert isinstance(parse_date("yesterday")[1], DateForm)
+
+
+def test_a_quoted_parenthesis_does_not_close_an_rfc822_comment() -> None:
+    value = r"Thu, 09 (nested (comment) Mar)Feb(escaped comment\) 2005) 2006()23:59:45 +0000"
+    assert without_comments(value).split() == ["Thu,", "09", "Feb", "2006", "23:59:45", "+0000"]

@@ -64,8 +64,9 @@ def test_golden_page(stem: str) -> None:
 
 def test_golden_body_link_followed_with_follow_body() -> None:
     body = (DATA / "wordpress-like.html").read_bytes()
-    without = discover(body, "https://example.com/")
+    without = discover(body, "https://example.com/", follow_body=False)
     with_body = discover(body, "https://example.com/", follow_body=True)
+    assert discover(body, "https://example.com/") == with_body  # body links are followed by default
     assert [link.followable for link in without] == [True, True, True, False]
     assert [link.followable for link in with_body] == [True, True, True, True]
     assert with_body[3].reasons == ("not-in-head", "atom-type-not-atom")
@@ -270,10 +271,11 @@ def test_must_link_in_head() -> None:
     assert body.in_head is False
     assert body.conforms_rss is False and body.conforms_atom is False
     assert body.reasons == ("not-in-head", "atom-type-not-atom")
-    assert body.followable is False
-    assert only(
-        page(body='<link rel="alternate" type="application/rss+xml" href="/feed">'), follow_body=True
-    ).followable
+    assert body.followable is True  # followed by default, still recorded as not in the head
+    assert (
+        only(page(body='<link rel="alternate" type="application/rss+xml" href="/feed">'), follow_body=False).followable
+        is False
+    )
 
 
 def test_must_have_href() -> None:
@@ -576,7 +578,8 @@ def test_link_between_head_and_body_is_put_in_the_head() -> None:
 
 def test_content_in_head_ends_it_like_a_browser() -> None:
     img = only(
-        b"<html><head><img src=x><link rel=alternate type=application/rss+xml href=/f></head><body></body></html>"
+        b"<html><head><img src=x><link rel=alternate type=application/rss+xml href=/f></head><body></body></html>",
+        follow_body=False,
     )
     assert img.in_head is False and img.followable is False
     text = only(b"<html><head>stray text<link rel=alternate type=application/rss+xml href=/f></head></html>")

@@ -172,11 +172,25 @@ def test_items_outside_the_channel_are_not_dropped() -> None:
     feed = parse_feed(body)
     assert [i.title for i in feed.items] == ["in", "stray"]
     assert feed.title == "t"
-    # in RSS, what is written beside the channel is counted at channel scope as written
+    # in RSS, what is written beside the channel is counted at its own scope, rss: the channel scope
+    # counts only what is in the channel (and only channel is defined beside it)
     channel = usage_of(feed, "channel")
-    assert channel["item"] == (2, None, True)
-    assert channel["title"] == (2, None, True)
+    assert channel["item"] == (1, None, True)
+    assert channel["title"] == (1, None, True)
+    assert usage_of(feed, "rss") == {"item": (1, None, False), "title": (1, None, False)}
     assert usage_of(feed, "item")["title"] == (2, 2, True)
+
+
+def test_elements_beside_the_channel_have_the_rss_scope() -> None:
+    body = (
+        b"<rss version='2.0'><meta name='generator' content='x'><x>1</x></meta>"
+        b"<channel><title>t</title><link>http://x/</link><description>d</description></channel></rss>"
+    )
+    feed = parse_feed(body)
+    assert "meta" not in usage_of(feed, "channel")
+    assert usage_of(feed, "rss") == {"meta": (1, None, False), "meta@name": (1, None, False),
+                                     "meta@content": (1, None, False)}  # fmt: skip
+    assert usage_of(feed, "rss/meta") == {"x": (1, None, False)}
 
 
 RSS10 = b"""<?xml version="1.0"?>

@@ -1,7 +1,7 @@
 """The ``feedcensus`` command line.
 
-    feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR
-    feedcensus survey DIR [--job ID] [--format rss|atom|rdf] [--out REPORT_DIR]
+    feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR [--resume DIR]
+    feedcensus survey DIR [--job ID] [--format rss|atom|rdf] [--out REPORT_DIR [--print]]
     feedcensus compact DIR [--job ID]
     feedcensus lint [--json] FILE_OR_URL...
     feedcensus discover [--json] [--base-url URL] URL_OR_FILE...
@@ -9,6 +9,9 @@
     feedcensus demo [--out DIR]
 
 Bad input gives one line on stderr and exit code 2, never a traceback.
+``crawl`` exits 0 when it ran, 1 when it fetched nothing usable, 2 on bad
+usage or unusable inputs, 3 when its data could not all be written and 130
+when interrupted (``crawler.cli.errors``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from crawler.cli.crawl import cmd_crawl, cmd_demo
 from crawler.cli.datasets import cmd_compact, cmd_survey
 from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
-from crawler.cli.errors import EXIT_USAGE, CliError
+from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError
 
 __all__ = ["build_parser", "main"]
 
@@ -46,14 +49,31 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="when a page advertises nothing, try common feed paths and feed-looking links",
     )
-    c.add_argument("--follow-body-links", action="store_true", help="also follow autodiscovery links found in <body>")
+    c.add_argument(
+        "--follow-body-links",
+        action="store_true",
+        help="follow autodiscovery links found in <body> too (the default; kept for old scripts)",
+    )
+    c.add_argument(
+        "--head-only",
+        action="store_true",
+        help="follow only the autodiscovery links in <head>, as the specs say (body links are still recorded)",
+    )
     c.add_argument(
         "--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses"
     )
     c.add_argument(
-        "--resume", metavar="DIR", help="state folder: a crawl run with it can be resumed after a crash or kill"
+        "--resume",
+        metavar="DIR",
+        help="state folder: a crawl run with it can be resumed after a crash, kill or Ctrl-C "
+        "with only --resume DIR (it keeps the job, output, inputs and every option)",
     )
-    c.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    c.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="what the terminal (and --log-file) shows; default: warnings and errors on the terminal, INFO in the file",
+    )
+    c.add_argument("--log-file", metavar="FILE", help="append the whole log (Scrapy's settings, stats...) to FILE")
     c.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
     c.set_defaults(func=cmd_crawl)
 
@@ -63,7 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--format", default="rss", choices=["rss", "atom", "rdf"], help="which feeds the element tables count"
     )
-    s.add_argument("--out", metavar="REPORT_DIR", help="also write the report as Markdown, CSV and HTML there")
+    s.add_argument(
+        "--out",
+        metavar="REPORT_DIR",
+        help="write the report there as Markdown, HTML and CSV, and list the files instead of printing the Markdown",
+    )
+    s.add_argument("--print", action="store_true", help="with --out, print the Markdown too")
     s.set_defaults(func=cmd_survey)
 
     k = sub.add_parser("compact", help="merge the small Parquet files of finished runs into larger ones, atomically")
@@ -86,8 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     lint.set_defaults(func=cmd_lint)
 
     d = sub.add_parser("discover", help="list the feeds a page advertises, judged against both specs")
-    d.add_argument("--json", action="store_true")
-    d.add_argument("--base-url", help="URL to resolve relative links against (for local files)")
+    d.add_argument("--json", action="store_true", help="one JSON object per page per line, every field of each link")
+    d.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the page's URL, to resolve relative links against (for local files: without it they stay relative)",
+    )
     d.add_argument("sources", nargs="+", metavar="URL_OR_FILE")
     d.set_defaults(func=cmd_discover)
 
@@ -95,10 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_rules)
 
-    demo = sub.add_parser("demo", help="serve the bundled sample web on 127.0.0.1, crawl it and print the survey")
+    demo = sub.add_parser(
+        "demo", help="serve the bundled sample web on 127.0.0.1, crawl it and write the survey as an HTML report"
+    )
     demo.add_argument("--out", default="demo-out", metavar="DIR")
     demo.add_argument("--job-id")
-    demo.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    demo.add_argument(
+        "--log-level",
+        default="ERROR",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="default ERROR: the demo web's dead ends are deliberate, and recorded in fetch_log",
+    )
     demo.set_defaults(func=cmd_demo)
     return p
 
@@ -111,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"feedcensus {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("feedcensus: interrupted", file=sys.stderr)
-        return 130
+        print(f"feedcensus {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

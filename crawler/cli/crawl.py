@@ -1,66 +1,140 @@
-"""``feedcensus crawl`` and ``feedcensus demo``: settings from the command line, the crawl, its summary."""
+"""``feedcensus crawl`` and ``feedcensus demo``: checks before crawling, the crawl, its summary and exit code.
+
+Before the first request: the ``-s`` values are checked against the types of
+the settings' defaults, a ``--resume`` folder is read (it fixes the job, the
+output, the inputs and every option) or prepared, input files are read and
+inputs that cannot be fetched at all are refused when nothing else is left.
+
+During the crawl the terminal shows warnings, errors and the progress line;
+Scrapy's INFO lines (settings, components, the stats dump) go to
+``--log-file`` or show with ``--log-level INFO``. At the end the summary is
+printed once, and the exit code says how the crawl went (``crawler.cli.errors``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
+import re
+import shlex
+import shutil
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crawler.cli.errors import EXIT_DATASET, fail
+from crawler.cli.errors import (
+    EXIT_DATASET,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING_FETCHED,
+    EXIT_OK,
+    EXIT_USAGE,
+    fail,
+)
+
+#: Crawl flags and the setting each one sets.
+FLAG_SETTINGS: dict[str, tuple[str, bool]] = {
+    "no_reflexive": ("FEEDCENSUS_REFLEXIVE", False),
+    "no_pages": ("FEEDCENSUS_OPML_PAGES", False),
+    "guess": ("FEEDCENSUS_GUESS", True),
+    "follow_body_links": ("FEEDCENSUS_FOLLOW_BODY_LINKS", True),
+    "head_only": ("FEEDCENSUS_FOLLOW_BODY_LINKS", False),  # after follow_body_links: --head-only wins
+    "allow_private_networks": ("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS", True),
+}
+#: fetch_log outcomes that mean an input gave something usable.
+USABLE_OUTCOMES = ("feed", "page", "opml")
+#: What the terminal shows unless --log-level (or -s LOG_LEVEL) says otherwise.
+DEFAULT_TERMINAL_LEVEL = logging.WARNING
+#: Scrapy's log format, for the terminal and the log file alike.
+LOG_FORMAT = "%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+LOG_DATEFORMAT = "%Y-%m-%d %H:%M:%S"
 
 
-def check_seeds_file(path: str) -> None:
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise fail(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
+# --- settings ------------------------------------------------------------------------------
 
 
-def check_local_opml(path: str) -> None:
-    from crawler.fetch.opml import parse_opml
-
-    try:
-        body = Path(path).read_bytes()
-    except OSError as exc:
-        raise fail(f"cannot read OPML file {path}: {exc.strerror or exc}") from None
-    doc = parse_opml(body, Path(path).resolve().as_uri())
-    if not doc.ok:
-        raise fail(f"{path}: {doc.error}")
-
-
-def crawl_settings(args: argparse.Namespace) -> Any:
+def project_settings() -> Any:
     os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "crawler.settings")
     from scrapy.utils.project import get_project_settings
 
-    settings = get_project_settings()
+    return get_project_settings()
+
+
+def _as_bool(value: str) -> object:
+    from scrapy.settings import BaseSettings
+
+    return BaseSettings({"v": value}).getbool("v")
+
+
+def _as_int_list(value: str) -> object:
+    return [int(v) for v in value.split(",") if v.strip()]
+
+
+def _as_json_object(value: str) -> object:
+    import json
+
+    parsed = json.loads(value)
+    if not isinstance(parsed, dict):
+        raise ValueError("not a JSON object")
+    return parsed
+
+
+def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
+    """What a ``-s`` value must be, judged by the setting's default: its description and a check that raises."""
+    from scrapy.settings import BaseSettings
+
+    if isinstance(default, bool):
+        return "true or false", _as_bool
+    if isinstance(default, int | float):
+        return "a number", float
+    if isinstance(default, list | tuple) and default and all(isinstance(v, int) for v in default):
+        return "a comma-separated list of whole numbers", _as_int_list
+    if isinstance(default, dict | BaseSettings):
+        return "a JSON object", _as_json_object
+    return None  # a string, a list of strings, or no default: any text goes
+
+
+def parse_overrides(values: Sequence[str], settings: Any) -> list[tuple[str, str]]:
+    """``-s NAME=VALUE`` pairs, each value checked against the type of the setting's default."""
+    pairs = []
+    for kv in values:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            raise fail(f"-s takes NAME=VALUE, not {kv!r}")
+        expected = expected_type(settings.get(key))
+        if expected is not None:
+            words, check = expected
+            try:
+                check(value)
+            except (ValueError, TypeError):
+                raise fail(f"-s {kv}: {key} takes {words}, not {value!r}") from None
+        pairs.append((key, value))
+    return pairs
+
+
+def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
+    """The project settings with the command line's: flags, ``--log-level``, ``-s`` (checked)."""
+    settings = settings if settings is not None else project_settings()
     settings.set("FEEDCENSUS_OUT", args.out, priority="cmdline")
     from pipelines.writer import default_job_id
 
     # Named here, not when the writer opens, so the summary and a resume state can say it.
     settings.set("FEEDCENSUS_JOB_ID", args.job_id or default_job_id(), priority="cmdline")
-    if args.no_reflexive:
-        settings.set("FEEDCENSUS_REFLEXIVE", False, priority="cmdline")
-    if args.no_pages:
-        settings.set("FEEDCENSUS_OPML_PAGES", False, priority="cmdline")
-    if args.guess:
-        settings.set("FEEDCENSUS_GUESS", True, priority="cmdline")
-    if args.follow_body_links:
-        settings.set("FEEDCENSUS_FOLLOW_BODY_LINKS", True, priority="cmdline")
-    if args.allow_private_networks:
-        settings.set("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS", True, priority="cmdline")
+    for flag, (name, flag_value) in FLAG_SETTINGS.items():
+        if getattr(args, flag):
+            settings.set(name, flag_value, priority="cmdline")
     if args.resume:
         settings.set("FEEDCENSUS_RESUME_DIR", args.resume, priority="cmdline")
     if args.log_level:
         settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
-    for kv in args.set or []:
-        key, sep, value = kv.partition("=")
-        if not sep:
-            raise fail(f"-s takes NAME=VALUE, not {kv!r}")
+    for key, value in parse_overrides(args.set or [], settings):
         settings.set(key, value, priority="cmdline")
+    # The command installs its own log handlers (the terminal and --log-file): see crawl_logging().
+    settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     if (settings.getpriority("USER_AGENT") or 0) < (settings.getpriority("FEEDCENSUS_CONTACT_URL") or 0):
         # The User-Agent names the contact URL in force, also one set with -s.
         settings.set("USER_AGENT", user_agent(settings.get("FEEDCENSUS_CONTACT_URL")), priority="cmdline")
@@ -77,71 +151,51 @@ def user_agent(contact_url: str) -> str:
     return f"feedcensus/{ours} (+{contact_url})"
 
 
-def run_crawl(
-    settings: Any, *, seeds: Sequence[str] = (), opml: Sequence[str] = (), urls: Sequence[str] = ()
-) -> dict[str, Any]:
-    """Run the census spider to the end; return its final stats."""
-    from scrapy.crawler import CrawlerProcess
+# --- inputs ----------------------------------------------------------------------------------
 
-    from crawler.spiders.census import CensusSpider
-
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(CensusSpider)
-    failures: list[Any] = []
-    process.crawl(crawler, seeds=list(seeds), opml=list(opml), url=list(urls)).addErrback(failures.append)
-    process.start()
-    if failures:
-        exc = failures[0].value
-        from pipelines.writer import DatasetError
-
-        if isinstance(exc, DatasetError):
-            raise fail(str(exc))
-        raise fail(f"the crawl could not run: {type(exc).__name__}: {exc}")
-    return crawler.stats.get_stats() if crawler.stats else {}
+#: A value without a scheme that starts like a host: ``127.0.0.1:8765/feed.xml``, ``example.com/feed``.
+_HOST_FIRST = re.compile(
+    r"^(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"
+    r"(?P<port>:\d+)?(?P<rest>[/?#].*)?$"
+)
 
 
-def resume_args(args: argparse.Namespace) -> None:
-    """With --resume: a new folder records this run; an existing one fixes job, output and inputs."""
-    from crawler.extensions.resume import ResumeError, read_state, write_state
-    from pipelines.writer import default_job_id
+def scheme_hint(value: str) -> str:
+    """``"; did you mean http://VALUE?"`` when ``value`` has no scheme and starts like a host; else ``""``."""
+    m = _HOST_FIRST.match(value)
+    if "://" in value or m is None:
+        return ""
+    if not (m["port"] or m["rest"] or m["host"] == "localhost" or m["host"][0].isdigit() or m["host"][0] == "["):
+        return ""  # "list.opml" is a file name more likely than a host
+    return f"; did you mean http://{value}?"
+
+
+def is_local_opml(item: str) -> bool:
+    return "://" not in item or item.startswith("file://")
+
+
+def check_seeds_file(path: str) -> None:
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise fail(f"cannot read seeds file {path}: {exc.strerror or exc}") from None
+
+
+def check_local_opml(path: str) -> None:
+    from crawler.fetch.opml import parse_opml
 
     try:
-        state = read_state(args.resume)
-    except ResumeError as exc:
-        raise fail(str(exc)) from None
-    if state is None:
-        if not args.out:
-            raise fail("--out is required")
-        args.job_id = args.job_id or default_job_id()
-        write_state(
-            args.resume,
-            {
-                "job_id": args.job_id,
-                "out": args.out,
-                "seeds": args.seeds or [],
-                "opml": args.opml or [],
-                "url": args.url or [],
-            },
-        )
-        return
-    if args.job_id and args.job_id != state["job_id"]:
-        raise fail(f"{args.resume} holds job {state['job_id']}, not {args.job_id}")
-    if args.out and args.out != state["out"]:
-        raise fail(f"{args.resume} writes to {state['out']}, not {args.out}")
-    if (args.seeds or args.opml or args.url) and [args.seeds or [], args.opml or [], args.url or []] != [
-        state["seeds"],
-        state["opml"],
-        state["url"],
-    ]:
-        raise fail(f"{args.resume} was started with other inputs; resume it without giving inputs")
-    args.job_id, args.out = state["job_id"], state["out"]
-    args.seeds, args.opml, args.url = state["seeds"], state["opml"], state["url"]
-    print(f"resuming job {args.job_id} into {args.out}", file=sys.stderr)
+        body = Path(path).read_bytes()
+    except OSError as exc:
+        raise fail(f"cannot read OPML file {path}: {exc.strerror or exc}{scheme_hint(path)}") from None
+    doc = parse_opml(body, Path(path).resolve().as_uri())
+    if not doc.ok:
+        raise fail(f"{path}: {doc.error}")
 
 
-def cmd_crawl(args: argparse.Namespace) -> int:
-    if args.resume:
-        resume_args(args)
+def check_inputs(args: argparse.Namespace, settings: Any) -> None:
+    """Refuse, before crawling, what cannot run: no output, no input, unreadable files, no usable input."""
     if not args.out:
         raise fail("--out is required")
     if not (args.seeds or args.opml or args.url):
@@ -149,25 +203,408 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     for path in args.seeds or []:
         check_seeds_file(path)
     for item in args.opml or []:
-        if "://" not in item or item.startswith("file://"):
-            check_local_opml(item[7:] if item.startswith("file://") else item)
-    settings = crawl_settings(args)
-    stats = run_crawl(settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
-    print_summary(stats, settings)
-    error = stats.get("feedcensus/dataset_error")
-    if error:
-        lost = stats.get("feedcensus/rows_lost", 0)
-        print(f"feedcensus crawl: {error}; {lost} rows were not written", file=sys.stderr)
-        return EXIT_DATASET
-    return 0
+        if is_local_opml(item):
+            check_local_opml(item.removeprefix("file://"))
+    check_usable(args, settings.getint("FEEDCENSUS_MAX_URL_LENGTH"))
 
 
-def print_summary(stats: dict[str, Any], settings: Any) -> None:
-    from crawler.extensions.progress import summary_lines
+def check_usable(args: argparse.Namespace, max_url_length: int) -> None:
+    """Exit 2 when no input can be fetched at all; a line for each unusable one given on the command line."""
+    from crawler.fetch.inputs import read_inputs
+    from crawler.fetch.urls import check_url
 
-    job = settings.get("FEEDCENSUS_JOB_ID")
-    for line in summary_lines(stats, settings.get("FEEDCENSUS_OUT"), job):
+    inputs = read_inputs(args.seeds or [], args.opml or [], args.url or [])
+    usable = len(inputs.local_opml)
+    unusable = [(rec.url, rec.error or str(rec.outcome)) for rec in inputs.problems]
+    for url, _ in inputs.requests:
+        refusal = check_url(url, max_url_length)
+        if refusal is None:
+            usable += 1
+        else:
+            unusable.append((url, refusal.reason))
+    if not usable:
+        if not unusable:
+            raise fail("nothing to crawl: the inputs name no URL")
+        url, reason = unusable[0]
+        more = f" (and {len(unusable) - 1} more unusable inputs)" if len(unusable) > 1 else ""
+        raise fail(f"nothing to crawl: {url}: {reason}{scheme_hint(url)}{more}")
+    named = {*(args.url or []), *(args.opml or [])}
+    for url, reason in unusable:
+        if url in named:
+            print(f"feedcensus crawl: skipping {url}: {reason}{scheme_hint(url)}", file=sys.stderr)
+
+
+# --- resume ----------------------------------------------------------------------------------
+
+
+def _resolve_out(out: str) -> str:
+    return out if "://" in out else os.path.abspath(out)
+
+
+def _resolve_opml(item: str) -> str:
+    return os.path.abspath(item.removeprefix("file://")) if is_local_opml(item) else item
+
+
+def resolved(seeds: Sequence[str], opml: Sequence[str], out: str | None) -> tuple[list[str], list[str], str | None]:
+    """Local paths made absolute: a resume from another folder reads the same files and writes the same output."""
+    return [os.path.abspath(p) for p in seeds], [_resolve_opml(i) for i in opml], _resolve_out(out) if out else out
+
+
+def options_of(args: argparse.Namespace) -> dict[str, Any]:
+    """Every option of a crawl that a resume uses again."""
+    options: dict[str, Any] = {flag: bool(getattr(args, flag)) for flag in FLAG_SETTINGS}
+    log_file = getattr(args, "log_file", None)
+    options.update(
+        log_level=args.log_level, log_file=os.path.abspath(log_file) if log_file else None, set=list(args.set or [])
+    )
+    return options
+
+
+def resume_args(args: argparse.Namespace) -> dict[str, Any] | None:
+    """With --resume: a new folder gets this run's state (returned, written once the inputs are checked);
+    an existing one fixes the job, output, inputs and options, and explicit ones must agree with it."""
+    from crawler.extensions.resume import ResumeError, read_state
+    from pipelines.writer import default_job_id
+
+    try:
+        state = read_state(args.resume)
+    except ResumeError as exc:
+        raise fail(str(exc)) from None
+    args.seeds, args.opml, args.out = resolved(args.seeds or [], args.opml or [], args.out)
+    args.url = list(args.url or [])
+    if state is None:
+        args.job_id = args.job_id or default_job_id()
+        keys = ("job_id", "out", "seeds", "opml", "url")
+        return {**{k: getattr(args, k) for k in keys}, "options": options_of(args)}
+    seeds, opml, out = resolved(state["seeds"], state["opml"], state["out"])
+    check_same_job(args, state["job_id"], out, [seeds, opml, state["url"]])
+    saved = state.get("options") or {}
+    check_same_options(args, saved)
+    args.job_id, args.out, args.seeds, args.opml, args.url = state["job_id"], out, seeds, opml, list(state["url"])
+    apply_options(args, saved)
+    print(f"resuming job {args.job_id} into {args.out}", file=sys.stderr)
+    return None
+
+
+def check_same_job(args: argparse.Namespace, job_id: str, out: str | None, inputs: list[list[str]]) -> None:
+    if args.job_id and args.job_id != job_id:
+        raise fail(f"{args.resume} holds job {job_id}, not {args.job_id}")
+    if args.out and args.out != out:
+        raise fail(f"{args.resume} writes to {out}, not {args.out}")
+    given = [args.seeds, args.opml, args.url]
+    if any(given) and given != inputs:
+        raise fail(f"{args.resume} was started with other inputs; resume it without giving inputs")
+
+
+def check_same_options(args: argparse.Namespace, saved: dict[str, Any]) -> None:
+    """Refuse explicit options the job was not started with (a flag it lacked, a setting it had otherwise)."""
+    for flag in FLAG_SETTINGS:
+        if getattr(args, flag) and not saved.get(flag):
+            option = "--" + flag.replace("_", "-")
+            raise fail(f"{args.resume} holds a job started without {option}; resume it without {option}")
+    saved_set = dict(kv.partition("=")[::2] for kv in saved.get("set") or [])
+    for kv in args.set or []:
+        key, _, value = kv.partition("=")
+        if saved_set.get(key) != value:
+            was = f"with -s {key}={saved_set[key]}" if key in saved_set else f"without -s {key}"
+            raise fail(f"{args.resume} holds a job started {was}; resume it without -s {key}")
+
+
+def apply_options(args: argparse.Namespace, saved: dict[str, Any]) -> None:
+    """The saved options; --log-level and --log-file given now win (they change what is shown, not the data)."""
+    for flag in FLAG_SETTINGS:
+        setattr(args, flag, bool(saved.get(flag)))
+    args.set = list(saved.get("set") or [])
+    args.log_level = args.log_level or saved.get("log_level")
+    args.log_file = args.log_file or saved.get("log_file")
+
+
+# --- logging ---------------------------------------------------------------------------------
+
+
+def _level(value: Any, what: str) -> int:
+    level = value if isinstance(value, int) else logging.getLevelName(str(value).upper())
+    if not isinstance(level, int):
+        raise fail(f"{what} takes DEBUG, INFO, WARNING or ERROR, not {value!r}")
+    return level
+
+
+class TerminalFilter(logging.Filter):
+    """What the terminal shows: records at its level and the progress lines, never the summary records.
+
+    The command prints the summary itself, once.
+    """
+
+    def __init__(self, level: int) -> None:
+        from crawler.extensions.progress import SUMMARY_LOGGER
+        from crawler.extensions.progress import logger as progress_logger
+
+        super().__init__()
+        self.level = level
+        self.summary, self.progress = SUMMARY_LOGGER, progress_logger.name
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == self.summary:
+            return False
+        return record.levelno >= self.level or record.name == self.progress
+
+
+class OneLineFormatter(logging.Formatter):
+    """Scrapy's log format; a record with an exception is one line naming it, without the traceback.
+
+    (Scrapy puts some tracebacks in the message itself: only its first line is kept.)
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        exc_info, exc_text = record.exc_info, record.exc_text
+        exc = exc_info[1] if exc_info else None
+        if exc is None:
+            return super().format(record)
+        record.exc_info = record.exc_text = None  # exc_text is cached on the record: other handlers share it
+        try:
+            line = super().format(record).splitlines()[0]
+        finally:
+            record.exc_info, record.exc_text = exc_info, exc_text
+        name = type(exc).__name__
+        return line if name in line else f"{line} ({name}: {' '.join(str(exc).split())})"
+
+
+class EngineErrors(logging.Handler):
+    """Remembers the first exceptions Scrapy's engine and its signal handlers logged: the crawl did not run as asked."""
+
+    ENGINE = "scrapy.core.engine"
+    SIGNALS = "scrapy.utils.signal"
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        #: The first exception logged by the engine itself (it may then fail with one of its own).
+        self.engine: BaseException | None = None
+        #: The first exception logged by the engine or a signal handler.
+        self.first: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not record.name.startswith((self.ENGINE, self.SIGNALS)):
+            return
+        if self.engine is None and record.name.startswith(self.ENGINE):
+            self.engine = exc
+        if self.first is None:
+            self.first = exc
+
+
+def terminal_level(settings: Any) -> int:
+    """``--log-level`` or ``-s LOG_LEVEL`` (both set LOG_LEVEL from the command line), else warnings."""
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    if (settings.getpriority("LOG_LEVEL") or 0) >= SETTINGS_PRIORITIES["cmdline"]:
+        return _level(settings.get("LOG_LEVEL"), "--log-level")
+    return DEFAULT_TERMINAL_LEVEL
+
+
+def log_handlers(settings: Any, log_file: str | None) -> list[logging.Handler]:
+    """The terminal's handler and, with a log file, the file's (at LOG_LEVEL, tracebacks kept)."""
+    level = terminal_level(settings)
+    terminal = logging.StreamHandler(sys.stderr)
+    terminal.addFilter(TerminalFilter(level))
+    formatter = logging.Formatter if level <= logging.DEBUG else OneLineFormatter
+    terminal.setFormatter(formatter(LOG_FORMAT, LOG_DATEFORMAT))
+    handlers: list[logging.Handler] = [terminal]
+    if log_file:
+        try:
+            to_file = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot write the log file {log_file}: {exc.strerror or exc}") from None
+        to_file.setLevel(_level(settings.get("LOG_LEVEL"), "LOG_LEVEL"))
+        to_file.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATEFORMAT))
+        handlers.append(to_file)
+    return handlers
+
+
+@contextlib.contextmanager
+def crawl_logging(settings: Any, log_file: str | None) -> Iterator[EngineErrors]:
+    """Log handlers on the root logger for the crawl; yields what remembers errors inside the engine."""
+    errors = EngineErrors()
+    handlers = [*log_handlers(settings, log_file), errors]
+    root = logging.getLogger()
+    before = root.level
+    # Low enough for each handler, and for the progress lines (INFO) shown when stderr is not a terminal.
+    files = [h.level for h in handlers if isinstance(h, logging.FileHandler)]
+    root.setLevel(min(logging.INFO, terminal_level(settings), *files))
+    for handler in handlers:
+        root.addHandler(handler)
+    try:
+        yield errors
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(before)
+
+
+# --- the crawl -------------------------------------------------------------------------------
+
+
+@dataclass
+class CrawlResult:
+    """How a crawl went: its final stats and what the exit code depends on."""
+
+    stats: dict[str, Any]
+    elapsed: float
+    #: Stopped by Ctrl-C, SIGINT or SIGTERM.
+    interrupted: bool = False
+    #: Stopped by a second signal before it could close (the stats say what was committed).
+    forced: bool = False
+    #: The first exception logged inside Scrapy's engine.
+    engine_error: BaseException | None = None
+    #: URLs the job had committed before this run (a resume).
+    already_written: int = 0
+
+
+def run_crawl(
+    settings: Any,
+    errors: EngineErrors | None = None,
+    *,
+    seeds: Sequence[str] = (),
+    opml: Sequence[str] = (),
+    urls: Sequence[str] = (),
+) -> CrawlResult:
+    """Run the census spider to the end (or an interruption); say how it went."""
+    from scrapy.crawler import CrawlerProcess
+
+    from crawler.spiders.census import CensusSpider
+
+    started = time.monotonic()
+    process = CrawlerProcess(settings)
+    logging.getLogger("scrapy").setLevel(logging.NOTSET)  # Scrapy says DEBUG; the handlers choose what is shown
+    crawler = process.create_crawler(CensusSpider)
+    failures: list[Any] = []
+    process.crawl(crawler, seeds=list(seeds), opml=list(opml), url=list(urls)).addErrback(failures.append)
+    process.start()
+    if failures:
+        raise crawl_failure(failures[0].value, errors)
+    return crawl_result(crawler, errors, time.monotonic() - started)
+
+
+def crawl_failure(exc: BaseException, errors: EngineErrors | None) -> Exception:
+    from pipelines.writer import DatasetError
+
+    if isinstance(exc, DatasetError):
+        return fail(str(exc))
+    # An error the engine logged comes first: what the crawl then fails with may be its consequence.
+    real = errors.engine if errors is not None and errors.engine is not None else exc
+    return fail(f"the crawl could not run: {type(real).__name__}: {real}")
+
+
+def crawl_result(crawler: Any, errors: EngineErrors | None, elapsed: float) -> CrawlResult:
+    from pipelines.writer import Dataset
+
+    dataset = crawler.get_extension(Dataset)
+    forced = dataset is not None and not dataset.closed
+    if dataset is not None:
+        dataset.settle()  # after a forced stop: the commit in flight ends, the stats say what was committed
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    return CrawlResult(
+        stats=stats,
+        elapsed=float(stats.get("elapsed_time_seconds") or elapsed),
+        interrupted=forced or stats.get("finish_reason") == "shutdown",
+        forced=forced,
+        engine_error=errors.first if errors is not None else None,
+        already_written=len(dataset.done) if dataset is not None else 0,
+    )
+
+
+def crawl(args: argparse.Namespace, settings: Any, **inputs: Sequence[str]) -> CrawlResult:
+    """The crawl with its log handlers; a third Ctrl-C while the data settles interrupts at once."""
+    import signal
+
+    with crawl_logging(settings, getattr(args, "log_file", None) or settings.get("LOG_FILE")) as errors:
+        try:
+            return run_crawl(settings, errors, **inputs)
+        finally:
+            # Scrapy ignores SIGINT after the second: let a third one end the wait for a stuck commit.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# --- the end ---------------------------------------------------------------------------------
+
+
+def print_summary(result: CrawlResult, settings: Any) -> None:
+    from crawler.extensions.progress import clock, summary_lines
+
+    stats = result.stats
+    for line in summary_lines(stats, settings.get("FEEDCENSUS_OUT"), settings.get("FEEDCENSUS_JOB_ID")):
         print(line, file=sys.stderr)
+    if result.forced:
+        lost = stats.get("feedcensus/rows_not_written", 0)
+        print(f"not written: {lost} rows fetched after the last commit (forced to stop)", file=sys.stderr)
+    reason = "interrupted" if result.interrupted else str(stats.get("finish_reason") or "finished")
+    print(f"{reason} in {clock(result.elapsed)}", file=sys.stderr)
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    if args.resume:
+        return f"resume with: feedcensus crawl --resume {shlex.quote(args.resume)}"
+    return "a crawl started with --resume DIR can be resumed"
+
+
+def exit_status(result: CrawlResult, args: argparse.Namespace, settings: Any) -> tuple[int, str | None]:
+    """The exit code and the last line that explains it (None for a crawl that went as asked)."""
+    stats = result.stats
+    out, job = settings.get("FEEDCENSUS_OUT"), settings.get("FEEDCENSUS_JOB_ID")
+    if stats.get("feedcensus/dataset_error"):
+        lost = stats.get("feedcensus/rows_lost", 0)
+        return EXIT_DATASET, f"{stats['feedcensus/dataset_error']}; {lost} rows were not written"
+    if result.engine_error is not None:
+        exc = result.engine_error
+        return EXIT_USAGE, f"the crawl failed: {type(exc).__name__}: {exc}"
+    if result.interrupted:
+        files = stats.get("feedcensus/files_written", 0)
+        return EXIT_INTERRUPTED, f"interrupted; {files} files committed to {out} (job {job}); {resume_command(args)}"
+    fetched = sum(stats.get(f"feedcensus/outcome/{o}", 0) for o in USABLE_OUTCOMES)
+    if not fetched and not result.already_written:
+        return EXIT_NOTHING_FETCHED, "nothing usable was fetched: every input failed (fetch_log says why)"
+    return EXIT_OK, None
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    settings = project_settings()
+    parse_overrides(args.set or [], settings)  # a bad -s is found before a resume state is written
+    new_state = resume_args(args) if args.resume else None
+    check_inputs(args, settings)
+    if new_state is not None:
+        from crawler.extensions.resume import write_state
+
+        write_state(args.resume, new_state)
+    settings = crawl_settings(args, settings)
+    result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
+    print_summary(result, settings)
+    code, line = exit_status(result, args, settings)
+    if line:
+        print(f"feedcensus crawl: {' '.join(line.split())}", file=sys.stderr)
+    return code
+
+
+# --- demo ------------------------------------------------------------------------------------
+
+DEAD_ENDS = (
+    "the demo web has dead ends on purpose (crawler/demo/web/README.md): a 500, a 404, a 410, a redirect loop,\n"
+    "HTML served as RSS and a feed robots.txt denies (the errors below), and an OPML list that is not well-formed"
+)
+
+
+def demo_report(out: str, job: str) -> Path:
+    """The survey of the demo's job as a report folder; the path of its HTML page."""
+    from crawler.report.survey import SurveyError, run
+
+    report = Path(out) / "report"
+    try:
+        run(out, job=job, report_dir=str(report))
+    except SurveyError as exc:
+        raise fail(str(exc)) from None
+    index = report / "index.html"
+    if not index.exists():  # the survey names its page survey.html; the demo's report opens at index.html
+        shutil.copyfile(report / "survey.html", index)
+    return index
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -180,25 +617,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seeds_file = work / "demo-seeds.txt"
         seeds_file.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")
         print(f"demo web serving at {server.url}", file=sys.stderr)
+        print(DEAD_ENDS, file=sys.stderr)
         ns = argparse.Namespace(
             out=out,
             job_id=args.job_id,
-            no_reflexive=False,
-            no_pages=False,
-            guess=False,
-            follow_body_links=False,
-            allow_private_networks=False,
             resume=None,
             log_level=args.log_level,
+            log_file=None,
             set=["AUTOTHROTTLE_ENABLED=False", "ROBOTSTXT_OBEY=True", "CONCURRENT_REQUESTS_PER_DOMAIN=8"],
+            **dict.fromkeys(FLAG_SETTINGS, False),
         )
         settings = crawl_settings(ns)
-        stats = run_crawl(settings, seeds=[str(seeds_file)])
-        print_summary(stats, settings)
-    from crawler.report.survey import SurveyError, run
-
-    try:
-        print(run(out, job=args.job_id))
-    except SurveyError as exc:
-        raise fail(str(exc)) from None
-    return 0
+        result = crawl(ns, settings, seeds=[str(seeds_file)])
+        print_summary(result, settings)
+    code, line = exit_status(result, ns, settings)
+    if line:
+        print(f"feedcensus demo: {' '.join(line.split())}", file=sys.stderr)
+        return code
+    report = demo_report(out, settings.get("FEEDCENSUS_JOB_ID"))
+    print(f"dataset: {out}")
+    print(f"report: {report}")
+    return EXIT_OK

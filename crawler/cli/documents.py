@@ -226,11 +226,14 @@ def cmd_rules(args: argparse.Namespace) -> int:
                         "id": rule.id,
                         "severity": rule.severity,
                         "section": rule.section,
-                        "w3c": rule.w3c,
+                        "w3c": list(rule.w3c),
+                        "source": rule.source,
                         "title": rule.title,
                     }
                 )
             )
         else:
-            print(f"{rule.id:40} {rule.severity:7} §{rule.section:6} {rule.w3c or '':28} {rule.title}")
+            print(
+                f"{rule.id:40} {rule.severity:7} {rule.source:9} §{rule.section:6} {','.join(rule.w3c):28} {rule.title}"
+            )
     return 0

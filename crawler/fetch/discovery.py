@@ -64,8 +64,11 @@ documents each id. Decisions taken where the specs and browsers leave room:
   ``max_url_length`` characters, which the crawl sets from
   ``FEEDCENSUS_MAX_URL_LENGTH``, so a link is judged as its request would be;
   the faults are the reasons ``href-unsupported-scheme``, ``href-no-host`` and
-  ``href-too-long``), and in the head (body links only with
-  ``follow_body=True``). A syntactically invalid URI (``href-not-uri``, e.g. a
+  ``href-too-long``), and in the head or, with ``follow_body=True`` (the
+  default, as the crawl's ``FEEDCENSUS_FOLLOW_BODY_LINKS``), in the body: major
+  sites put their feed link there, and a body link still has ``in_head``
+  false and the reason ``not-in-head``; ``follow_body=False`` is the strict
+  reading (``--head-only``). A syntactically invalid URI (``href-not-uri``, e.g. a
   space) stays followable: the crawler escapes it like a browser would.
 """
 
@@ -326,7 +329,7 @@ def discover(
     url: str | None,
     headers: Mapping[str, str] | None = None,
     *,
-    follow_body: bool = False,
+    follow_body: bool = True,
     max_url_length: int = DEFAULT_MAX_URL_LENGTH,
 ) -> list[FeedLink]:
     """The feed links ``body`` (an HTML page fetched from ``url``, after redirects) advertises, in page order.

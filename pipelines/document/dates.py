@@ -118,7 +118,8 @@ _RFC822 = re.compile(
     r"(ut|gmt|[ecmp][sd]t|[a-ik-z]|[+-]\d{4})",
     re.IGNORECASE,
 )
-_COMMENT = re.compile(r"\([^()]*\)")
+#: An innermost RFC 822 comment; a backslash quotes the next character, so `\)` inside does not close it.
+_COMMENT = re.compile(r"\((?:[^()\\]|\\.)*\)")
 _ISO = re.compile(
     r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:[Tt ](\d\d):(\d\d)(?::(\d\d)(?:[.,](\d+))?)?\s*"
     r"([Zz]|[+-]\d\d(?::?\d\d)?)?)?)?)?"

@@ -92,10 +92,13 @@ Scopes of the tally
     inside the channel is one, and counted as the channel's child). The
     children of siblings are tallied in their own scope (``image``,
     ``textinput``) whether or not the sibling itself is counted.
-    In RSS (``<rss>``), elements written beside the channel are misplaced
-    channel elements: they are counted at channel scope as written, items
-    included (those are parsed as items too, so the channel-scope ``item``
-    count stays the number of items).
+    ``rss``: in RSS (``<rss>``), the elements written beside the channel,
+    directly under the root (real feeds put ``<meta>`` there), with their
+    attributes: the ``channel`` scope counts only what is in the channel.
+    An ``item`` there is still parsed as an item (and counted at ``rss``
+    scope, not at ``channel`` scope); a misplaced ``title``, ``link`` or
+    ``language`` is still read when the channel has none. Their children
+    are tallied at ``rss/<name>``. Only ``channel`` is defined at this scope.
     ``item``: the direct children of items and entries; ``count`` is the
     total over all items and ``items_with`` the number of items having the
     element (or attribute). Deeper levels are scoped by the path of element
@@ -214,6 +217,7 @@ def _names(*groups: str) -> frozenset[str]:
 
 
 _RSS_DEFINED: dict[str, frozenset[str]] = {
+    "rss": _names("channel"),
     "channel": _names(
         "title link description language copyright managingEditor webMaster pubDate lastBuildDate category",
         "generator docs cloud ttl image rating textInput textinput skipHours skipDays item",
@@ -1178,7 +1182,7 @@ def _read_channel(r: _Reader, feed: ParsedFeed, root: Any, channel: Any, url: st
     # the channel references by name (<image rdf:resource>) is not counted
     # twice; the children of both are still tallied.
     siblings = frozenset(r.acc["channel"]) if r.rules.family == "rdf" else None
-    _read_children(r, feed, root, channel, siblings, None)
+    _read_children(r, feed, root, channel, siblings, None, "rss" if r.rules.family == "rss" else "channel")
     if feed.language is None:
         feed.language = r.dc_language
     if feed.language is None:
@@ -1201,10 +1205,18 @@ def _read_children(
     skip: Any,
     siblings: frozenset[str] | None,
     kids: list[tuple[Any, str]] | None,
+    scope: str = "channel",
 ) -> None:
-    """Tally the children of a channel-level container (but ``skip``), read values, collect the items."""
+    """Tally the children of a channel-level container (but ``skip``) at ``scope``, read values, collect the items.
+
+    ``scope`` is ``channel``, or ``rss`` for the children of an RSS root beside its channel (whose own
+    children are then tallied at ``rss/<name>``).
+    """
     names, mode, acc = r.names, r.mode, r.acc
-    counts = acc["channel"]
+    counts = acc.get(scope)
+    if counts is None:
+        counts = acc[scope] = {}
+    below = "" if scope == "channel" else scope + "/"
     entry, handlers, items = r.rules.entry, r.rules.channel, r.items
     for ch in container:
         t = ch.tag
@@ -1227,7 +1239,7 @@ def _read_children(
         if handler is not None:
             handler(feed, ch, r)
         if len(ch) and not _is_xhtml(ch):
-            _walk(ch, name, acc, names, mode)
+            _walk(ch, below + name, acc, names, mode)
 
 
 def _rdf_sibling(r: _Reader, el: Any, name: str) -> None:

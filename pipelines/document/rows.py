@@ -157,6 +157,8 @@ def feed_rows(doc: FeedDocument, parsed: ParsedFeed, findings: list[Finding]) ->
                 "scope": f.scope,
                 "count": f.count,
                 "example": f.example,
+                "source": f.source,
+                "w3c": list(f.w3c),
             }
             for f in findings
         ],

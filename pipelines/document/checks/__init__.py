@@ -12,6 +12,14 @@ Scope is where the offending element sits: ``rss`` (the root), ``channel``,
 Severity: ``error`` for a *must* / *must not* of the profile or the RSS 2.0
 specification, ``warning`` for a *should* / recommendation.
 
+Source (``Rule.source``): ``profile`` for the profile's rules; ``rss2`` and
+``namespace`` for the checks the W3C Feed Validator makes on RSS 2.0 and its
+common namespaces beyond the profile (a duplicate guid, an empty skipDays,
+namespace elements repeated or duplicating a core element...), so that
+profile conformance can be reported alone. ``Rule.w3c`` lists every validator
+message a rule corresponds to; ``docs/conformance.md`` measures the agreement
+on the validator's own test cases and lists every case where it differs.
+
 The package follows the profile's sections, one small function per rule:
 
 =================  ==============================================================

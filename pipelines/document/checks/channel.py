@@ -23,7 +23,7 @@ from pipelines.document.checks.channel_parts import (
 from pipelines.document.checks.context import Acc, Element
 from pipelines.document.checks.datetimes import check_date
 from pipelines.document.checks.item import ITEM
-from pipelines.document.checks.values import check_email, check_url, positive_int
+from pipelines.document.checks.values import check_email, check_url, is_language, positive_int
 from pipelines.document.checks.walk import Section, Walk, at_most_once, required, walk_scope
 
 __all__ = ["CHANNEL"]
@@ -39,38 +39,12 @@ _CHANNEL_SINGLE = _words(
 )
 _RSSBOARD_DOCS = "https://www.rssboard.org/rss-specification"
 _PICS_RE = re.compile(r"\s*\(\s*PICS-1\.1\b")
-_LANG_RE = re.compile(r"\s*([A-Za-z]{1,8})((?:-[A-Za-z0-9]{1,8})*)\s*\Z")
-
-#: ISO 639-1 codes (plus the withdrawn iw, in, ji, mo, sh still seen in RSS language lists).
-_ISO639_1 = _words(
-    """aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv
-    dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii
-    ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk
-    ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc
-    sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve
-    vi vo wa wo xh yi yo za zh zu iw in ji mo sh"""
-)
-
-
 # ---------------------------------------------------------------- the channel's simple elements
 
 
 def docs_not_rssboard(acc: Acc, scope: str, text: str, el: Element) -> None:
     if text.strip() != _RSSBOARD_DOCS:
         acc.add("docs-not-rssboard", scope, text)
-
-
-def is_language(text: str) -> bool:
-    """An ISO 639 code (two letters from the list, or any three letters), or an RFC 1766 i- / x- tag."""
-    m = _LANG_RE.match(text)
-    if m is None:
-        return False
-    primary = m.group(1).lower()
-    return (
-        primary in _ISO639_1
-        or (len(primary) == 3 and primary.isalpha())
-        or (primary in ("i", "x") and bool(m.group(2)))
-    )
 
 
 def language_invalid(acc: Acc, scope: str, text: str, el: Element) -> None:
@@ -101,6 +75,18 @@ def items_before_channel_elements(acc: Acc, walk: Walk) -> None:
         if name != "item":
             acc.add("items-before-channel-elements", walk.scope, name)
             return
+
+
+def guid_duplicate(acc: Acc, channel: Walk) -> None:
+    """Two items of the channel with the same guid value (as read: CDATA and character references decoded)."""
+    seen: set[str] = set()
+    for item in channel.inner:
+        guid = item.texts.get("guid") if item.scope == "item" else None
+        if guid is None or not (value := guid.strip()):
+            continue
+        if value in seen:
+            acc.add("guid-duplicate", "item", value)
+        seen.add(value)
 
 
 def walk_items(acc: Acc, channel: Walk) -> None:
@@ -135,6 +121,8 @@ CHANNEL = Section(
         "skipDays": (("walk:skipDays", walk_skip_days),),
         "skipHours": (("walk:skipHours", walk_skip_hours),),
         "atom:link": (("atom-link-missing-href", ns.atom_link_missing_href),),
+        "dc:language": (("dc-language-invalid", ns.dc_language_invalid),),
+        "sy:updateFrequency": (("sy-update-frequency-invalid", ns.sy_update_frequency_invalid),),
     },
     scope_rules=(
         ("channel-missing-required", required("channel-missing-required", ("title", "link", "description"))),
@@ -142,9 +130,12 @@ CHANNEL = Section(
         ("items-before-channel-elements", items_before_channel_elements),
         ("missing-atom-self-link", ns.missing_atom_self_link),
         ("contact-and-dc-creator", ns.contact_and_dc_creator),
+        ("duplicate-namespace-element", ns.duplicate_channel_namespace_element),
+        ("namespace-duplicates-core", ns.channel_duplicates_core),
         # the channel's images and items, in that order, after the channel's own rules
         ("walk:image", walk_images),
         ("walk:item", walk_items),
+        ("guid-duplicate", guid_duplicate),
         ("slash-comments-without-last-build-date", ns.slash_comments_without_last_build_date),
     ),
 )

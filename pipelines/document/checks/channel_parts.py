@@ -27,8 +27,9 @@ _CLOUD_PROTOCOLS = frozenset({"xml-rpc", "soap", "http-post"})
 
 
 def cloud_port_invalid(acc: Acc, scope: str, el: Element) -> None:
+    """A TCP port: 1-65535 (0 is reserved, not a port a client can be told to use)."""
     port = el.get("port")
-    if port is not None and ((n := positive_int(port)) is None or n > 65535):
+    if port is not None and ((n := positive_int(port)) is None or not 1 <= n <= 65535):
         acc.add("cloud-attribute-invalid", scope, f'port="{port}"')
 
 
@@ -196,7 +197,14 @@ def skip_day_duplicate(acc: Acc, scope: str, days: list[str]) -> None:
         seen.add(day)
 
 
+def skip_days_empty(acc: Acc, scope: str, days: list[str]) -> None:
+    """A skipDays "contains up to seven day elements": one with none says nothing (the validator's MissingElement)."""
+    if not days:
+        acc.add("skip-days-empty", scope, "skipDays")
+
+
 SKIP_DAYS_RULES: tuple[tuple[str, ListRule], ...] = (
+    ("skip-days-empty", skip_days_empty),
     ("skip-day-invalid", skip_day_invalid),
     ("skip-day-duplicate", skip_day_duplicate),
 )

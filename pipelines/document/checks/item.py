@@ -129,6 +129,9 @@ ITEM = Section(
         ),
         "atom:link": (("atom-link-missing-href", ns.atom_link_missing_href),),
         "slash:comments": (("slash-comments-not-integer", ns.slash_comments_not_integer),),
+        "dc:language": (("dc-language-invalid", ns.dc_language_invalid),),
+        "trackback:ping": (("trackback-url-not-absolute", ns.trackback_url_not_absolute),),
+        "trackback:about": (("trackback-url-not-absolute", ns.trackback_url_not_absolute),),
     },
     scope_rules=(
         ("item-missing-title-and-description", item_missing_title_and_description),
@@ -138,5 +141,7 @@ ITEM = Section(
         ("content-before-description", ns.content_before_description),
         ("content-without-description", ns.content_without_description),
         ("author-and-dc-creator", ns.author_and_dc_creator),
+        ("duplicate-namespace-element", ns.duplicate_item_namespace_element),
+        ("namespace-duplicates-core", ns.item_duplicates_core),
     ),
 )

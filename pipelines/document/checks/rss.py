@@ -9,11 +9,17 @@ from pipelines.document.checks.walk import Section, Walk, at_most_once, walk_sco
 __all__ = ["RSS", "walk_rss"]
 
 
+def version_missing(acc: Acc, walk: Walk) -> None:
+    """4.1: the rss element must contain a version attribute (RSS 2.0: a mandatory attribute)."""
+    if walk.el.get("version") is None:
+        acc.add("version-missing", walk.scope, "(missing)")
+
+
 def version_not_2_0(acc: Acc, walk: Walk) -> None:
     """The version attribute itself is read, so that no normalisation by the parser hides a bad value."""
     version = walk.el.get("version")
-    if version is None or version.strip() != "2.0":
-        acc.add("version-not-2-0", walk.scope, "(missing)" if version is None else version)
+    if version is not None and version.strip() != "2.0":
+        acc.add("version-not-2-0", walk.scope, version)
 
 
 def channel_missing(acc: Acc, walk: Walk) -> None:
@@ -32,6 +38,7 @@ RSS = Section(
     defined=frozenset(["channel"]),
     containers=frozenset(["channel"]),
     scope_rules=(
+        ("version-missing", version_missing),
         ("version-not-2-0", version_not_2_0),
         ("channel-missing", channel_missing),
         ("multiple-channels", at_most_once("multiple-channels", frozenset(["channel"]))),

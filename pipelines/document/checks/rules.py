@@ -4,16 +4,18 @@
 id: the id (kebab-case, stable: it is written to the ``conformance`` table),
 the severity (``error`` for a *must* / *must not* of the profile or the RSS
 2.0 specification, ``warning`` for a *should* / recommendation), the
-profile's section, the W3C Feed Validator's name for the same problem (when
-it has one) and a one-line title. Its order is the order findings are
-reported in.
+profile's section, every W3C Feed Validator message for the same problem (a
+tuple, empty when it has none), a one-line title and the rule's source
+(``profile``, or ``rss2`` / ``namespace`` for the validator's checks beyond
+the profile; see ``docs/conformance.md``). Its order is the order findings
+are reported in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["RULES", "RULE_ORDER", "Finding", "Rule"]
+__all__ = ["NAMESPACE", "PROFILE", "RSS2", "RULES", "RULE_ORDER", "SOURCES", "Finding", "Rule"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +25,13 @@ class Rule:
     id: str
     severity: str
     section: str
-    w3c: str | None
+    #: every W3C Feed Validator message this rule corresponds to (the validator often uses one message for
+    #: many elements, and sometimes one problem of ours is two of its messages); empty when it has none
+    w3c: tuple[str, ...]
     title: str
+    #: where the requirement comes from: ``profile`` (the RSS Best Practices Profile), ``rss2`` (the RSS 2.0
+    #: specification alone) or ``namespace`` (a namespace's own specification, as the validator reads it)
+    source: str = "profile"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +44,35 @@ class Finding:
     count: int
     example: str | None
 
+    @property
+    def source(self) -> str:
+        """The rule's source (``profile``, ``rss2`` or ``namespace``)."""
+        return RULES[self.rule].source
 
-def _rules(*rows: tuple[str, str, str, str | None, str]) -> dict[str, Rule]:
-    return {r[0]: Rule(*r) for r in rows}
+    @property
+    def w3c(self) -> tuple[str, ...]:
+        """The W3C Feed Validator messages the rule corresponds to."""
+        return RULES[self.rule].w3c
+
+
+#: Where a rule comes from (``Rule.source``).
+PROFILE, RSS2, NAMESPACE = "profile", "rss2", "namespace"
+SOURCES = (PROFILE, RSS2, NAMESPACE)
+
+#: A row of the table: (id, severity, section, W3C message(s), title) or the same and a source.
+_Row = (
+    tuple[str, str, str, str | tuple[str, ...] | None, str]
+    | tuple[str, str, str, str | tuple[str, ...] | None, str, str]
+)
+
+
+def _rules(*rows: _Row) -> dict[str, Rule]:
+    out = {}
+    for row in rows:
+        rule_id, severity, section, w3c, title = row[:5]
+        names = () if w3c is None else (w3c,) if isinstance(w3c, str) else w3c
+        out[rule_id] = Rule(rule_id, severity, section, names, title, row[5] if len(row) > 5 else PROFILE)
+    return out
 
 
 E, W = "error", "warning"
@@ -53,7 +86,8 @@ RULES: dict[str, Rule] = _rules(
         "UndefinedElement",
         "element without a namespace that the RSS specification does not define here",
     ),
-    ("version-not-2-0", E, "4.1", "InvalidRSSVersion", 'rss element has no version attribute "2.0"'),
+    ("version-missing", E, "4.1", "MissingAttribute", "rss element has no version attribute"),
+    ("version-not-2-0", E, "4.1", "InvalidRSSVersion", 'rss element\'s version attribute is not "2.0"'),
     ("channel-missing", E, "4.1", "MissingElement", "rss element contains no channel"),
     ("multiple-channels", E, "4.1", "DuplicateElement", "rss element contains more than one channel"),
     # 3.1 Character data
@@ -67,7 +101,13 @@ RULES: dict[str, Rule] = _rules(
     ),
     # 3.2 Dates and times
     ("date-invalid", E, "3.2", "InvalidRFC2822Date", "date-time is not an RFC 822 date-time (four-digit year allowed)"),
-    ("date-weekday-mismatch", E, "3.2", "IncorrectDOW", "day of the week does not match the date"),
+    (
+        "date-weekday-mismatch",
+        E,
+        "3.2",
+        ("IncorrectDOW", "InvalidRFC2822Date"),
+        "day of the week does not match the date",
+    ),
     ("date-two-digit-year", W, "3.2", "ProblematicalRFC822Date", "date-time uses a two-digit year"),
     (
         "date-comment-or-extra-space",
@@ -124,7 +164,7 @@ RULES: dict[str, Rule] = _rules(
         "cloud-attribute-invalid",
         E,
         "4.1.1.5",
-        "InvalidValue",
+        "InvalidIntegerAttribute",
         "cloud port is not a TCP port number or protocol is not xml-rpc, soap or http-post",
     ),
     ("docs-not-rssboard", W, "4.1.1.7", None, 'docs is not "https://www.rssboard.org/rss-specification"'),
@@ -136,12 +176,19 @@ RULES: dict[str, Rule] = _rules(
     ("image-url-format", E, "4.1.1.9.3", "ImageUrlFormat", "image url names a file that is not GIF, JPEG or PNG"),
     ("image-too-tall", E, "4.1.1.9.5", "InvalidHeight", "image height is over 400"),
     ("image-too-wide", E, "4.1.1.9.6", "InvalidWidth", "image width is over 144"),
-    ("image-size-not-integer", E, "4.1.1.9.6", None, "image width or height is not a positive integer"),
+    (
+        "image-size-not-integer",
+        E,
+        "4.1.1.9.6",
+        ("InvalidHeight", "InvalidWidth"),
+        "image width or height is not a positive integer",
+    ),
     # 4.1.1.10 .. 4.1.1.18
     ("language-invalid", E, "4.1.1.10", "InvalidLanguage", "language is not an ISO 639 / RFC 1766 language code"),
     ("rating-not-pics", E, "4.1.1.14", None, "rating is not a PICS label"),
     ("skip-day-invalid", E, "4.1.1.15.1", "InvalidDay", "skipDays day is not one of Monday..Sunday"),
     ("skip-day-duplicate", E, "4.1.1.15.1", "DuplicateValue", "skipDays day repeated"),
+    ("skip-days-empty", E, "4.1.1.15", "MissingElement", "skipDays contains no day element", RSS2),
     ("skip-hour-invalid", E, "4.1.1.16.1", "InvalidHour", "skipHours hour is not an integer from 0 to 23"),
     ("skip-hour-24", E, "4.1.1.16.1", "UseZeroForMidnight", "skipHours uses 24 (RSS 0.91) for midnight instead of 0"),
     ("skip-hour-duplicate", E, "4.1.1.16.1", "DuplicateValue", "skipHours hour repeated"),
@@ -196,7 +243,7 @@ RULES: dict[str, Rule] = _rules(
         "enclosure-length-unknown",
         W,
         "4.1.1.20.5",
-        "UseZeroForUnknown",
+        ("UseZeroForUnknown", "InvalidIntegerAttribute", "InvalidNonNegativeInteger"),
         "enclosure length is empty or negative; use 0 for an unknown size",
     ),
     (
@@ -222,9 +269,16 @@ RULES: dict[str, Rule] = _rules(
         'guid isPermaLink is neither "true" nor "false"',
     ),
     ("item-missing-guid", W, "4.1.1.20.6", "MissingGuid", "item has no guid"),
+    ("guid-duplicate", E, "4.1.1.20.6", "DuplicateValue", "two items of the channel have the same guid value", RSS2),
     ("item-date-in-future", W, "4.1.1.20.8", None, "item pubDate is in the future"),
     ("source-missing-url", E, "4.1.1.20.9", "MissingAttribute", "source lacks its url attribute"),
-    ("source-url-not-absolute", E, "4.1.1.20.9", "InvalidURLAttribute", "source url does not begin with a URI scheme"),
+    (
+        "source-url-not-absolute",
+        E,
+        "4.1.1.20.9",
+        ("InvalidURLAttribute", "InvalidFullLink"),
+        "source url does not begin with a URI scheme",
+    ),
     # 5. namespaces
     ("missing-atom-self-link", W, "5.1", "MissingAtomSelfLink", 'channel has no atom:link rel="self"'),
     ("atom-link-missing-href", E, "5.1", "MissingHref", "atom:link has no href attribute"),
@@ -235,7 +289,13 @@ RULES: dict[str, Rule] = _rules(
         "NeedDescriptionBeforeContent",
         "item has content:encoded before description",
     ),
-    ("content-without-description", W, "5.2.1", None, "item has content:encoded but no description"),
+    (
+        "content-without-description",
+        W,
+        "5.2.1",
+        "NeedDescriptionBeforeContent",
+        "item has content:encoded but no description",
+    ),
     ("author-and-dc-creator", W, "5.3.1", "DuplicateItemSemantics", "item contains both author and dc:creator"),
     (
         "contact-and-dc-creator",
@@ -257,6 +317,47 @@ RULES: dict[str, Rule] = _rules(
         "5.4.1",
         "SlashDate",
         "slash:comments used but the channel has no lastBuildDate",
+    ),
+    # namespaces' own specifications, as the W3C validator reads them (not the profile's rules)
+    (
+        "duplicate-namespace-element",
+        E,
+        "5",
+        "DuplicateElement",
+        "a namespace element its specification allows once per channel or item is present more than once",
+        NAMESPACE,
+    ),
+    (
+        "namespace-duplicates-core",
+        W,
+        "5.1",
+        ("DuplicateSemantics", "DuplicateItemSemantics"),
+        "channel or item has both a core element and a namespace element with the same meaning (e.g. pubDate and dc:date)",
+        NAMESPACE,
+    ),
+    (
+        "dc-language-invalid",
+        E,
+        "5.3",
+        "InvalidLanguage",
+        "dc:language is not an RFC 1766 / ISO 639 language code",
+        NAMESPACE,
+    ),
+    (
+        "trackback-url-not-absolute",
+        E,
+        "5",
+        "InvalidFullLink",
+        "trackback:ping or trackback:about does not hold a full URL (in RSS 2.0 the URL is the element's text)",
+        NAMESPACE,
+    ),
+    (
+        "sy-update-frequency-invalid",
+        E,
+        "5",
+        "InvalidInteger",
+        "sy:updateFrequency is not a positive integer",
+        NAMESPACE,
     ),
 )
 

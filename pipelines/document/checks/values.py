@@ -1,4 +1,4 @@
-"""Value rules several elements share: e-mail addresses (3.3), URLs (3.4) and integers.
+"""Value rules several elements share: e-mail addresses (3.3), URLs (3.4), integers and language codes.
 
 Only the ``scheme:`` syntax of a URL is checked, not that the scheme is
 IANA-registered.
@@ -10,7 +10,7 @@ import re
 
 from pipelines.document.checks.context import Acc, Element
 
-__all__ = ["check_email", "check_url", "email_problem", "has_scheme", "is_integer", "positive_int"]
+__all__ = ["check_email", "check_url", "email_problem", "has_scheme", "is_integer", "is_language", "positive_int"]
 
 _SCHEME_RE = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.\-]*:")
 _NOT_URL_CHARS_RE = re.compile(r"[^\x21-\x7e]")
@@ -18,6 +18,22 @@ _INT_RE = re.compile(r"\s*\+?\d+\s*\Z")
 _EMAIL_REAL_NAME_RE = re.compile(r"\s*[^\s@()<>\",;:]+@[^\s@()<>\",;:]+\.[^\s@()<>\",;:]+ \([^()]*\S[^()]*\)\s*\Z")
 _EMAIL_BARE_RE = re.compile(r"\s*[^\s@()<>\",;:]+@[^\s@()<>\",;:]+\s*\Z")
 _EMAIL_ANY_RE = re.compile(r"[^\s@()<>\",;:]+@[^\s@()<>\",;:]+")
+_LANG_RE = re.compile(r"\s*([A-Za-z]{1,8})((?:-[A-Za-z0-9]{1,8})*)\s*\Z")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: ISO 639-1 codes (plus the withdrawn iw, in, ji, mo, sh still seen in RSS language lists).
+_ISO639_1 = _words(
+    """aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv
+    dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii
+    ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk
+    ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc
+    sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve
+    vi vo wa wo xh yi yo za zh zu iw in ji mo sh"""
+)
 
 
 def is_integer(value: str) -> bool:
@@ -33,6 +49,19 @@ def positive_int(value: str) -> int | None:
 def has_scheme(value: str) -> bool:
     """Begins with a URI scheme and ":" (an absolute URL or URN)."""
     return _SCHEME_RE.match(value) is not None
+
+
+def is_language(text: str) -> bool:
+    """An ISO 639 code (two letters from the list, or any three letters), or an RFC 1766 i- / x- tag."""
+    m = _LANG_RE.match(text)
+    if m is None:
+        return False
+    primary = m.group(1).lower()
+    return (
+        primary in _ISO639_1
+        or (len(primary) == 3 and primary.isalpha())
+        or (primary in ("i", "x") and bool(m.group(2)))
+    )
 
 
 # ---------------------------------------------------------------- 3.4 URLs

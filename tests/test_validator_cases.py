@@ -1,0 +1,214 @@
+"""Agreement with the W3C Feed Validator, case by case, on its own test cases.
+
+The cases are in ``../shared/corpus/validator_cases`` (``manifest.tsv``: each
+case's expected message, whether it must or must not be emitted, its
+parameters). A case is counted when a rule names its expected message (the
+``w3c`` list of ``feedcensus rules --json``) and it is in ``testcases/rss`` or
+``testcases/rss20`` (or ``testcases/ext`` under a namespace a rule checks).
+
+A case agrees when, run through ``feedcensus lint --json``:
+
+* it must report the message, and a finding of a rule that names it is there;
+* it must not report the message, and no finding of a rule that names it is there.
+
+A finding pairs with a case's message only where the case says where: when its
+parameters name a ``parent`` that is one of our scopes (``channel``, ``item``,
+``image``...; the validator's ``root`` is our ``rss``), the finding's scope
+must be that one. (The validator's own test is the same: the message with
+those parameters, e.g. ``!DuplicateElement{parent:item,element:dc:date}`` is
+not contradicted by a ``dc:date`` twice in the channel.)
+
+Every case is run and every disagreement is listed, with its reason, in
+``docs/conformance.md``. The figure held to :data:`MIN_AGREEMENT` is over the
+cases on documents the checks are defined for: the manifest's ``root`` is an
+RSS 2.0-family ``rss`` element (:data:`CHECKED_ROOTS`). The profile is about
+RSS 2.0 and ``check_feed`` gives no finding for RSS 1.0 / 0.90 (RDF), Atom or a
+document that is no feed at all, so the validator's RSS 1.0 messages there are
+disagreements by design (listed in the document all the same); the figure
+over every case is printed too. This test fails when agreement drops below
+:data:`MIN_AGREEMENT` or when a disagreement appears that the document does
+not list. Run ``python tests/test_validator_cases.py`` to print the figure and
+every disagreement.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script
+    sys.path.insert(0, str(REPO))
+
+from tests.conftest import run_cli  # noqa: E402
+
+CASES = REPO.parent / "shared" / "corpus" / "validator_cases"
+CONFORMANCE_DOC = REPO / "docs" / "conformance.md"
+MIN_AGREEMENT = 0.95
+#: The manifest's ``root`` of the documents the checks are defined for (``check_feed``'s ``format == "rss"``).
+CHECKED_ROOTS = frozenset({"RSS 2.0", "RSS 0.91", "RSS (no version)"})
+SUITES = ("rss", "rss20")
+#: The ext directories of namespaces a rule checks (none of the profile's namespaces has its own there today).
+EXT_DIRS: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Case:
+    path: str  #: relative to CASES, e.g. testcases/rss20/element-item/guid.xml
+    expected: str
+    negated: bool
+    params: str
+    description: str
+    root: str
+
+    @property
+    def checked(self) -> bool:
+        """On a document the checks are defined for (an RSS 2.0-family rss element)."""
+        return self.root in CHECKED_ROOTS
+
+
+@dataclass(frozen=True)
+class Verdict:
+    case: Case
+    agrees: bool
+    reported: tuple[str, ...]  #: the rules that fired and name the expected message
+
+
+def rule_messages() -> dict[str, tuple[str, ...]]:
+    """Rule id -> the W3C messages it names, as ``feedcensus rules --json`` gives them."""
+    out = run_cli("rules", "--json")
+    assert out.returncode == 0, out.stderr
+    rules = {}
+    for line in out.stdout.splitlines():
+        rule = json.loads(line)
+        w3c = rule["w3c"]
+        rules[rule["id"]] = tuple(w3c if isinstance(w3c, list) else [w3c] if w3c else [])
+    return rules
+
+
+def counted_cases(messages: set[str]) -> list[Case]:
+    with (CASES / "manifest.tsv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    cases = []
+    for row in rows:
+        if row["role"] != "testcase" or row["expected"] not in messages:
+            continue
+        parts = row["local_file"].split("/")
+        if row["suite"] in SUITES or (row["suite"] == "ext" and parts[2] in EXT_DIRS):
+            cases.append(
+                Case(
+                    row["local_file"],
+                    row["expected"],
+                    row["expect_negated"] == "yes",
+                    row["expect_params"],
+                    row["description"],
+                    row["root"],
+                )
+            )
+    return cases
+
+
+#: The scopes of our findings, and the validator's name for each where it differs.
+SCOPES = {"rss": "rss", "root": "rss", "channel": "channel", "item": "item", "image": "image",
+          "textInput": "textInput", "skipDays": "skipDays", "skipHours": "skipHours"}  # fmt: skip
+
+
+def parent_scope(params: str) -> str | None:
+    """Our scope for the case's ``parent`` parameter, when it names one of ours."""
+    for param in params.split(","):
+        key, _, value = param.partition(":")
+        if key == "parent":
+            return SCOPES.get(value)
+    return None
+
+
+def lint_all(paths: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Case path -> (rule id, scope) of its findings (one ``feedcensus lint --json`` run over all of them)."""
+    out = run_cli("lint", "--json", *paths, cwd=CASES, timeout=600)
+    assert out.returncode in (0, 1), out.stderr
+    results = {}
+    for line in out.stdout.splitlines():
+        result = json.loads(line)
+        results[result["source"]] = [(f["rule"], f["scope"]) for f in result["findings"]]
+    return results
+
+
+def verdicts() -> list[Verdict]:
+    rules = rule_messages()
+    by_message: dict[str, set[str]] = {}
+    for rule, messages in rules.items():
+        for message in messages:
+            by_message.setdefault(message, set()).add(rule)
+    cases = counted_cases(set(by_message))
+    found = lint_all([c.path for c in cases])
+    out = []
+    for case in cases:
+        scope = parent_scope(case.params)
+        reported = tuple(
+            rule
+            for rule, where in found.get(case.path, [])
+            if rule in by_message[case.expected] and (scope is None or where == scope)
+        )
+        out.append(Verdict(case, bool(reported) != case.negated, reported))
+    return out
+
+
+def listed_disagreements() -> set[str]:
+    """The case paths ``docs/conformance.md`` lists as disagreements (in backticks, ending .xml)."""
+    text = CONFORMANCE_DOC.read_text(encoding="utf-8") if CONFORMANCE_DOC.exists() else ""
+    return set(re.findall(r"`(testcases/[^`]+\.xml)`", text))
+
+
+@pytest.fixture(scope="module")
+def results() -> list[Verdict]:
+    if not (CASES / "manifest.tsv").exists():
+        pytest.skip("the validator's test cases are not here")
+    return verdicts()
+
+
+def agreement(results: list[Verdict]) -> tuple[int, int]:
+    return sum(v.agrees for v in results), len(results)
+
+
+def test_agreement_at_least_95_percent(results: list[Verdict]) -> None:
+    checked = [v for v in results if v.case.checked]
+    agree, total = agreement(checked)
+    assert total > 200
+    assert agree / total >= MIN_AGREEMENT, f"{agree}/{total}"
+
+
+def test_every_disagreement_is_explained(results: list[Verdict]) -> None:
+    unexplained = [v.case.path for v in results if not v.agrees and v.case.path not in listed_disagreements()]
+    assert not unexplained, "not in docs/conformance.md: " + ", ".join(unexplained)
+
+
+def test_every_listed_disagreement_still_disagrees(results: list[Verdict]) -> None:
+    """A case the document lists but that now agrees: the document is out of date."""
+    disagree = {v.case.path for v in results if not v.agrees}
+    stale = sorted(listed_disagreements() - disagree)
+    assert not stale, "agree now, drop from docs/conformance.md: " + ", ".join(stale)
+
+
+def main() -> None:
+    results = verdicts()
+    agree, total = agreement([v for v in results if v.case.checked])
+    print(f"agreement on RSS 2.0-family documents: {agree}/{total} = {agree / total:.1%}")
+    agree, total = agreement(results)
+    print(f"agreement on every case counted: {agree}/{total} = {agree / total:.1%}")
+    for v in results:
+        if not v.agrees:
+            sign = "!" if v.case.negated else ""
+            print(
+                f"{v.case.path}\t{v.case.root}\t{sign}{v.case.expected}{{{v.case.params}}}\t{v.reported}"
+                f"\t{v.case.description}"
+            )
+
+
+if __name__ == "__main__":
+    main()
