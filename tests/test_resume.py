@@ -125,23 +125,16 @@ def _commits(out: Path, job: str) -> int:
     return len(list(folder.glob("*.json"))) if folder.exists() else 0
 
 
-def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
-    web: Any, reference: dict[str, Any], tmp_path: Path
-) -> None:
-    out, state = tmp_path / "out", tmp_path / "state"
-    cmd = _crawl_command(tmp_path, web, out, "--resume", str(state))
-    web.reset_hits()
-    with open(tmp_path / "stderr.txt", "wb") as err:
+def _kill_once_committed(cmd: list[str], out: Path, stderr: Path, commits: int = 3) -> str:
+    """Start the crawl, SIGKILL it once ``commits`` commits (with items) are on disk; return its job id."""
+    with open(stderr, "wb") as err:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 60
     job = None
     while time.monotonic() < deadline and proc.poll() is None:
-        jobs = (
-            [p.name.split("=", 1)[1] for p in (out / "_commits").glob("job_id=*")]
-            if (out / "_commits").exists()
-            else []
-        )
-        if jobs and _commits(out, jobs[0]) >= 3 and list(out.glob("items/*/*.parquet")):
+        folders = list((out / "_commits").glob("job_id=*")) if (out / "_commits").exists() else []
+        jobs = [p.name.split("=", 1)[1] for p in folders]
+        if jobs and _commits(out, jobs[0]) >= commits and list(out.glob("items/*/*.parquet")):
             job = jobs[0]
             break
         time.sleep(0.02)
@@ -149,15 +142,34 @@ def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     assert job is not None
-    first_hits = Counter(web.hits)
+    return job
 
-    # Killed: what is there reads cleanly with pyarrow and DuckDB, and is a strict subset of the reference.
-    partial = _snapshot(out)
+
+def _assert_partial_reads_cleanly(out: Path, partial: dict[str, Any], reference: dict[str, Any]) -> None:
+    """What a killed crawl left reads with pyarrow and DuckDB, and is a strict subset of the reference."""
     assert 0 < len(partial["log"]) < len(reference["log"])
     assert set(partial["log"]) <= set(reference["log"])
     con = duckdb.connect()
     n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/items/**/*.parquet', hive_partitioning=1)").fetchone()
     assert n is not None and n[0] == len(partial["items"])
+
+
+def _assert_same_as_reference(final: dict[str, Any], reference: dict[str, Any]) -> None:
+    for key in reference:
+        missing = Counter(reference[key]) - Counter(final[key])
+        extra = Counter(final[key]) - Counter(reference[key])
+        assert not missing and not extra, (key, sorted(missing)[:5], sorted(extra)[:5])
+
+
+def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
+    web: Any, reference: dict[str, Any], tmp_path: Path
+) -> None:
+    out, state = tmp_path / "out", tmp_path / "state"
+    web.reset_hits()
+    job = _kill_once_committed(_crawl_command(tmp_path, web, out, "--resume", str(state)), out, tmp_path / "err.txt")
+    first_hits = Counter(web.hits)
+    partial = _snapshot(out)
+    _assert_partial_reads_cleanly(out, partial, reference)
     written = {u for u, _ in partial["log"]}
 
     # Resumed: same job, and at the end exactly the reference dataset.
@@ -165,11 +177,7 @@ def test_sigkill_leaves_a_readable_dataset_and_resume_completes_it(
     proc2 = run_cli("crawl", "--resume", str(state), *SETTINGS)
     assert proc2.returncode == 0, proc2.stderr[-3000:]
     assert f"resuming job {job}" in proc2.stderr
-    final = _snapshot(out)
-    for key in reference:
-        missing = Counter(reference[key]) - Counter(final[key])
-        extra = Counter(final[key]) - Counter(reference[key])
-        assert not missing and not extra, (key, sorted(missing)[:5], sorted(extra)[:5])
+    _assert_same_as_reference(_snapshot(out), reference)
     # Nothing already written was fetched again (robots.txt is read again by design: its rules are not kept).
     refetched = [u for u in written if web.hits.get(u.split(web.url, 1)[1], 0) > 0 and not u.endswith("/robots.txt")]
     assert refetched == []
