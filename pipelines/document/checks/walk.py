@@ -144,6 +144,9 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
             scope_rule(acc, walk)
         except Exception as exc:  # the boundary, as in Acc.run: recorded, the other rules go on
             acc.fail(rule, exc)
+    # The scopes inside this one are needed only by the rules above: let them go now, so no
+    # walk <-> parent cycle keeps the document's tree alive until the garbage collector runs.
+    walk.inner.clear()
     if parent is not None:
         parent.inner.append(walk)
     return walk
