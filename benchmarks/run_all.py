@@ -36,11 +36,12 @@ bytes: it lifts large CDATA sections out before libxml2 sees them, reads entries
 (`fastfeedparser/_core.abi3.so`) and parses with `recover=True` only. On this machine it runs well above
 the ~130-165 MB/s the corpus README quotes, and that moves the 0.5x target close to the floor: the
 budget line above shows how much of a 0.5x round building the trees alone takes. Our path then also
-walks every element for the tally, runs the 65 profile checks and builds rows and Arrow batches.
-The 25x-feedparser target is met by a wide margin. In the profile, `_parse_xml` is mostly libxml2 itself
-(a second, recovering parse only for documents that are not well-formed), `_parse_feed` is the one-pass
-walk and tally, the `checks.py` rows are the profile checks, `bench_parse.py (<dictcomp>)` is
-`pa.RecordBatch.from_pylist` for the round's rows.
+walks every element for the tally, runs the profile checks (and the RSS 2.0 and namespace rules) and
+builds rows and Arrow batches. The 25x-feedparser target is met by a wide margin. In the profile,
+`_parse_strict` is mostly libxml2 itself, `_read_item` and `_read_children` are the one-pass walk and
+tally (each element sent to its handler through a table), `walk_scope` (in `checks/walk.py`) runs the
+profile rules of one scope, `bench_parse.py (<dictcomp>)` is `pa.RecordBatch.from_pylist` for the
+round's rows.
 """,
     "crawl": """\
 Reading the figures. The machine has 2 cores and may be shared with other work during a run (the
