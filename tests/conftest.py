@@ -72,6 +72,36 @@ def run_cli(
     )
 
 
+def run_cli_peak_rss(*args: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Like :func:`run_cli`, and the peak RSS in MiB of that process alone (``wait4``, not all children so far)."""
+    import threading
+
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "crawler.cli", *args]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=full_env)
+    out: dict[str, str] = {}
+    readers = [
+        threading.Thread(target=lambda name=name, pipe=pipe: out.__setitem__(name, pipe.read()))
+        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        killer.cancel()
+    for reader in readers:
+        reader.join()
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    done = subprocess.CompletedProcess(argv, proc.returncode, out.get("stdout", ""), out.get("stderr", ""))
+    return done, usage.ru_maxrss / 1024
+
+
 def copy_dataset(src: Path, dest: Path) -> Path:
     """A copy of the dataset at ``src`` at ``dest`` (so a test can change it without touching a shared one)."""
     shutil.copytree(src, dest)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import resource
 import socket
 import socketserver
 import struct
@@ -33,7 +32,7 @@ from w3lib.url import safe_url_string
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.extensions.progress import OK_OUTCOMES
-from tests.conftest import read_table, run_cli
+from tests.conftest import read_table, run_cli, run_cli_peak_rss
 
 TIMEOUT = 2
 MAXSIZE = 8_000_000
@@ -308,13 +307,12 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             "CONCURRENT_REQUESTS=64",
         ]
         started = time.monotonic()
-        proc = run_cli(*args, timeout=240)
+        proc, maxrss_mb = run_cli_peak_rss(*args, timeout=240)
         elapsed = time.monotonic() - started
         hits = dict(server.hits)
     raw.stopping.set()
     raw.shutdown()
     raw.server_close()
-    maxrss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert proc.returncode == 0, proc.stderr[-3000:]
     tables = {t: read_table(out, t).to_pylist() for t in ("feeds", "items", "fetch_log", "links")}
     yield {
