@@ -373,7 +373,10 @@ def test_size_limits_stop_bombs_and_huge_bodies(hostile: dict[str, Any]) -> None
     raw = hostile["raw"]
     # The crawler hung up long before the gigabyte was sent (the socket buffers hold a few MB at most).
     assert raw.bytes_sent["/gigabyte-unsized"] < 64 * MAXSIZE
-    assert hostile["maxrss_mb"] < 600, hostile["maxrss_mb"]
+    # Bounded well below the gigabyte body: the crawl's own peak is 440-480 MB run alone and up to ~710 MB
+    # in a full test run on this 2-core machine (more big downloads and the 100,000-item feed in flight at
+    # once); a crawl that held the gigabyte would be over 1 GiB.
+    assert hostile["maxrss_mb"] < 1000, hostile["maxrss_mb"]
 
 
 def test_slow_silent_and_endless_servers_time_out(hostile: dict[str, Any]) -> None:

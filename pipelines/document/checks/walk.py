@@ -148,6 +148,9 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
     # walk <-> parent cycle keeps the document's tree alive until the garbage collector runs.
     walk.inner.clear()
     if parent is not None:
+        # The enclosing scope's rules read only what this scope saw (seen, texts), never its children:
+        # drop them, so a channel of 100,000 items does not hold 100,000 lists of element proxies.
+        walk.kids, walk.first_at = [], {}
         parent.inner.append(walk)
     return walk
 
