@@ -49,6 +49,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as tx_error
 from twisted.web import _newclient
 
+from crawler.fetch.inputs import one_line
 from schemas.vocab import FAILURE_OUTCOMES, Outcome
 
 if TYPE_CHECKING:
@@ -73,11 +74,6 @@ class RefusedRequest(IgnoreRequest):
     def __init__(self, reason: str, outcome: str = Outcome.REFUSED) -> None:
         super().__init__(reason)
         self.outcome = outcome
-
-
-def one_line(text: object, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def _text(exc: BaseException) -> str:

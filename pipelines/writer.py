@@ -196,15 +196,13 @@ class Dataset:
         self._tail = d
 
     def _run_on_pool(self, batch: Batch, done: defer.Deferred[None]) -> defer.Deferred[None]:
-        from twisted.internet import reactor
-
         if self.error is not None:  # an earlier commit failed for good: this one is not attempted
             self.rows_lost += _row_count(batch)
             self._uncommitted.pop(batch.seq, None)
             self._queued.remove(done)
             done.callback(None)
             return defer.succeed(None)
-        result = threads.deferToThreadPool(reactor, self._pool, self._commit_with_retries, batch)
+        result = threads.deferToThreadPool(_reactor(), self._pool, self._commit_with_retries, batch)
         result.addCallbacks(lambda _: self._committed(done), lambda f: self._failed(f.value, done, batch))
         return result
 
