@@ -125,6 +125,10 @@ class FetchRecord:
     content_type: str | None = None
     bytes: int | None = None
     fetched_at: datetime = field(default_factory=utcnow)
+    retry_after: str | None = None  # the Retry-After header of a 429 / 503
+    next_due: datetime | None = None  # for a feed: when the schedule next lets it be fetched
+    due_hint: str | None = None  # a schemas.vocab.DueHint
+    due_reason: str | None = None
     #: Not a column: the response was an HTML page (autodiscovery runs on it).
     html: bool = False
 
@@ -132,6 +136,18 @@ class FetchRecord:
     def for_context(cls, ctx: FetchContext, url: str, outcome: str, **fields: Any) -> FetchRecord:
         """A record for ``url``, requested with ``ctx``."""
         return cls(url=url, outcome=outcome, source=ctx.source, discovered_via=ctx.via, depth=ctx.depth, **fields)
+
+
+@dataclass(slots=True)
+class NotDue:
+    """A known feed the schedule says is not due: its ``not_due`` record and what was known of it.
+
+    ``previous`` is the feed's latest ``feeds`` row from an earlier job (None when the only thing
+    known is a refusal with Retry-After); the feed pipeline carries it forward as this job's row.
+    """
+
+    record: FetchRecord
+    previous: dict[str, Any] | None
 
 
 @dataclass(slots=True)

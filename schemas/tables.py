@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: major.minor. A reader refuses files whose major is newer than its own.
-SCHEMA_VERSION = "1.1"  # 1.1: conformance.source and conformance.w3c (columns added: 1.0 files still read)
+SCHEMA_VERSION = "1.2"  # 1.1: conformance.source, conformance.w3c; 1.2: incremental crawl state (columns added)
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -25,6 +25,7 @@ PARTITION_KEY = "job_id"
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 STRINGS = pa.list_(pa.string())
+INTS = pa.list_(pa.int32())
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,30 @@ FEEDS: tuple[Field, ...] = (
     _f("warnings", pa.int32(), "Number of profile rules failed at severity warning."),
     _f("etag", pa.string(), "ETag response header, for conditional re-crawls."),
     _f("last_modified", pa.string(), "Last-Modified response header, for conditional re-crawls."),
-    _f("fetched_at", TIMESTAMP, "When the response was received.", nullable=False),
+    _f(
+        "fetched_at",
+        TIMESTAMP,
+        "When the response was received (for a feed not due: when it last was).",
+        nullable=False,
+    ),
+    _f(
+        "changed",
+        pa.bool_(),
+        "False when the feed answered 304 Not Modified, its body hashed the same as at its previous fetch, or it "
+        "was not due: the row then carries forward the document facts of the parse in parsed_job. True otherwise "
+        "(a first fetch included). Null before schema 1.2.",
+    ),
+    _f("parsed_job", pa.string(), "The job whose parse the document facts come from (this job when changed)."),
+    _f("content_hash", pa.string(), "SHA-256 (hex) of the body as received, after content decoding."),
+    _f("new_items", pa.int32(), "Items whose identity no earlier job saw in this feed (0 when not changed)."),
+    _f("changed_items", pa.int32(), "Items seen before whose content hash differs (0 when not changed)."),
+    _f("ttl", pa.int32(), "RSS <ttl>: minutes the channel may be cached; null when absent or not a whole number."),
+    _f("skip_hours", INTS, "RSS <skipHours>: hours (GMT, 0-23; 24 read as 0) the feed asks not to be fetched."),
+    _f("skip_days", STRINGS, "RSS <skipDays>: days (Monday ... Sunday) the feed asks not to be fetched."),
+    _f("update_period", pa.string(), "sy:updatePeriod: hourly, daily, weekly, monthly or yearly."),
+    _f("update_frequency", pa.int32(), "sy:updateFrequency: updates per update_period (1 when absent)."),
+    _f("cache_control", pa.string(), "The raw Cache-Control response header."),
+    _f("expires", pa.string(), "The raw Expires response header."),
 )
 
 ITEMS: tuple[Field, ...] = (
@@ -109,6 +133,17 @@ ITEMS: tuple[Field, ...] = (
         pa.string(),
         "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, unparsed.",
     ),
+    _f(
+        "identity",
+        pa.string(),
+        "What makes the item the same item in later fetches: the guid, else the link, else "
+        "'sha256:' + a hash of title, description and enclosure URL.",
+    ),
+    _f("identity_source", pa.string(), "What identity was taken from: guid, link or hash."),
+    _f("content_hash", pa.string(), "SHA-256 (hex) of title, link, description/content and enclosure URL."),
+    _f("first_seen_job", pa.string(), "The first job in the dataset whose fetch of this feed had this item."),
+    _f("is_new", pa.bool_(), "Whether no earlier job saw this item in this feed."),
+    _f("is_changed", pa.bool_(), "Seen before, but with a different content_hash."),
 )
 
 ELEMENT_USAGE: tuple[Field, ...] = (
@@ -178,7 +213,7 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "outcome",
         pa.string(),
-        "feed, page, opml, robots (a robots.txt fetch), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, duplicate, invalid_url, unsupported_scheme, input_error.",
+        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
         nullable=False,
     ),
     _f("error", pa.string(), "One-line reason when the outcome is not a success."),
@@ -192,6 +227,20 @@ FETCH_LOG: tuple[Field, ...] = (
     _f("content_type", pa.string(), "The raw Content-Type header."),
     _f("bytes", pa.int64(), "Size of the body received."),
     _f("fetched_at", TIMESTAMP, "When the outcome was recorded.", nullable=False),
+    _f("retry_after", pa.string(), "The raw Retry-After header of a 429 or 503 response."),
+    _f(
+        "next_due",
+        TIMESTAMP,
+        "For a feed (fetched, not modified, not due, or refused with 429/503): when the schedule next lets it be "
+        "fetched (docs/scheduling.md).",
+    ),
+    _f(
+        "due_hint",
+        pa.string(),
+        "What decided next_due: first-fetch, ignore-hints, ttl, sy, max-age, expires, retry-after, skip, adaptive, "
+        "min-interval, max-interval.",
+    ),
+    _f("due_reason", pa.string(), "next_due's reasoning in words, e.g. 'ttl 60 min, then skipHours 0-5'."),
 )
 
 TABLES: dict[str, tuple[Field, ...]] = {

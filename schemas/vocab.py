@@ -19,6 +19,7 @@ class Outcome(StrEnum):
     PAGE = "page"
     OPML = "opml"
     ROBOTS = "robots"  # a robots.txt fetch made on the crawl's behalf
+    NOT_MODIFIED = "not_modified"  # a feed answered 304 to a conditional GET: nothing downloaded or parsed
     # a response that is none of the above
     NOT_FEED = "not_feed"
     # failures (see crawler/outcomes.py for what each is raised as)
@@ -32,6 +33,7 @@ class Outcome(StrEnum):
     UNSUPPORTED_SCHEME = "unsupported_scheme"
     INVALID_URL = "invalid_url"
     # bookkeeping: not fetched
+    NOT_DUE = "not_due"  # a known feed its publisher's hints say is not due yet (fetch_log.next_due says when)
     DUPLICATE = "duplicate"
     INPUT_ERROR = "input_error"
 
@@ -107,3 +109,27 @@ class Expect(StrEnum):
     FEED = "feed"  # an xmlUrl or an advertised link: an HTML page there is recorded as not_feed
     OPML = "opml"  # an --opml URL or an include outline
     ANY = "any"  # a --url: a feed, a page or a list
+
+
+class DueHint(StrEnum):
+    """``fetch_log.due_hint``: what decided when a feed is next due (``pipelines/dataset/schedule.py``)."""
+
+    FIRST_FETCH = "first-fetch"  # never fetched before: due now
+    IGNORE_HINTS = "ignore-hints"  # --ignore-hints: due now
+    TTL = "ttl"  # RSS <ttl>, minutes
+    SY = "sy"  # sy:updatePeriod / sy:updateFrequency
+    MAX_AGE = "max-age"  # Cache-Control max-age (or no-cache / no-store: due at once)
+    EXPIRES = "expires"  # the Expires header
+    RETRY_AFTER = "retry-after"  # Retry-After on a 429 or 503
+    SKIP = "skip"  # moved out of <skipHours> / <skipDays>
+    ADAPTIVE = "adaptive"  # no publisher hint: the feed's own items per week
+    MIN_INTERVAL = "min-interval"  # a hint asked for sooner than --min-interval
+    MAX_INTERVAL = "max-interval"  # a hint asked for later than --max-interval (or no hint and no history)
+
+
+class IdentitySource(StrEnum):
+    """``items.identity_source``: what an item's identity was taken from."""
+
+    GUID = "guid"  # RSS guid, Atom id, RSS 1.0 rdf:about
+    LINK = "link"  # no guid: the item's link
+    HASH = "hash"  # neither: a hash of title, description and enclosure URL

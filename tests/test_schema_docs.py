@@ -106,9 +106,25 @@ COUNTS = {
     "count",
     "items_with",
     "depth",
+    "new_items",
+    "changed_items",
+    "ttl",
+    "update_frequency",
 }
-FLAGS = {"content_type_ok", "well_formed", "self_url_matches", "guid_is_permalink", "defined", "in_head", "followed"}
-LISTS = {"categories", "reasons"}
+FLAGS = {
+    "content_type_ok",
+    "well_formed",
+    "self_url_matches",
+    "guid_is_permalink",
+    "defined",
+    "in_head",
+    "followed",
+    "changed",
+    "is_new",
+    "is_changed",
+}
+LISTS = {"categories", "reasons", "skip_days"}
+INT_LISTS = {"skip_hours"}  # GMT hours, numbers
 
 
 @pytest.mark.parametrize("table", list(TABLES))
@@ -122,7 +138,9 @@ def test_no_everything_is_a_string_columns(table: str) -> None:
             assert pa.types.is_integer(t), f.name
         if f.name in FLAGS or f.name.startswith("conforms_"):
             assert pa.types.is_boolean(t), f.name
-        if pa.types.is_list(t) or f.name in LISTS:
+        if f.name in INT_LISTS:
+            assert type_name(t) == "list<int32>", f.name
+        elif pa.types.is_list(t) or f.name in LISTS:
             assert type_name(t) == "list<string>", f.name
         assert not pa.types.is_large_string(t) and not pa.types.is_dictionary(t), f.name
     # Every table types something other than text.
