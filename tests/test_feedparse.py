@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import time
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -820,3 +822,219 @@ def test_xml_errors_give_the_position_once(body: bytes, error: str) -> None:
     assert not feed.well_formed
     assert feed.error == error
     assert not re.search(r"line \d+, line \d+", feed.error)
+
+
+# --------------------------------------------------------------------------- scheduling hints: ttl, skipHours, skipDays, sy
+
+SY_NS = "http://purl.org/rss/1.0/modules/syndication/"
+
+
+def _channel(inner: str) -> ParsedFeed:
+    return parse_feed(
+        (
+            f'<?xml version="1.0"?>\n<rss version="2.0" xmlns:sy="{SY_NS}"><channel>'
+            f"<title>T</title><link>http://example.com/</link><description>D</description>{inner}"
+            "<item><title>i</title></item></channel></rss>"
+        ).encode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("inner", "ttl"),
+    [
+        ("<ttl>60</ttl>", 60),
+        ("<ttl>\n 15 \n</ttl>", 15),
+        ("<ttl>0</ttl>", 0),
+        ("<ttl>060</ttl>", 60),
+        ("", None),
+        ("<ttl></ttl>", None),
+        ("<ttl>   </ttl>", None),
+        ("<ttl>sixty</ttl>", None),
+        ("<ttl>1.5</ttl>", None),
+        ("<ttl>-1</ttl>", None),
+        ("<ttl>+5</ttl>", None),
+        ("<ttl>６０</ttl>", None),  # not ASCII digits
+        ("<ttl>2147483648</ttl>", None),  # does not fit the int32 column
+        ("<ttl>2147483647</ttl>", 2147483647),
+        ("<ttl>soon</ttl><ttl>30</ttl>", 30),  # the first valid one
+        ("<ttl>30</ttl><ttl>90</ttl>", 30),
+        ("<image><ttl>5</ttl></image>", None),  # not at channel level
+    ],
+)
+def test_ttl(inner: str, ttl: int | None) -> None:
+    feed = _channel(inner)
+    assert feed.well_formed
+    assert feed.ttl == ttl
+
+
+def test_skip_hours_24_is_midnight_and_junk_is_dropped() -> None:
+    feed = _channel(
+        "<skipHours><hour>24</hour><hour>25</hour><hour>x</hour><hour> 7 </hour><hour>23</hour>"
+        "<hour>0</hour><hour>-1</hour><hour>2.5</hour><hour></hour><hour>07</hour></skipHours>"
+    )
+    assert feed.skip_hours == (0, 7, 23)
+    assert usage_of(feed, "skipHours")["hour"][0] == 10  # still tallied, every one
+    assert _channel("").skip_hours == ()
+    assert _channel("<skipHours><hour>25</hour></skipHours>").skip_hours == ()
+
+
+def test_skip_hours_of_two_elements_are_merged() -> None:
+    feed = _channel("<skipHours><hour>5</hour></skipHours><skipHours><hour>1</hour><hour>5</hour></skipHours>")
+    assert feed.skip_hours == (1, 5)
+
+
+def test_skip_days_case_whitespace_and_junk() -> None:
+    feed = _channel(
+        "<skipDays><day>sunday</day><day> MONDAY </day><day>Funday</day><day>Mon</day>"
+        "<day>Monday</day><day>saturday</day><day></day><day>Wednesday</day></skipDays>"
+    )
+    assert feed.skip_days == ("Monday", "Wednesday", "Saturday", "Sunday")  # week order, each once
+    assert _channel("<skipDays><day>Fantabuday</day></skipDays>").skip_days == ()
+    assert _channel("").skip_days == ()
+
+
+@pytest.mark.parametrize(
+    ("inner", "period", "frequency"),
+    [
+        ("<sy:updatePeriod>hourly</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency>", "hourly", 2),
+        ("<sy:updatePeriod> Daily </sy:updatePeriod>", "daily", 1),  # lower-cased; no frequency: 1
+        ("<sy:updatePeriod>WEEKLY</sy:updatePeriod><sy:updateFrequency>0</sy:updateFrequency>", "weekly", 1),
+        ("<sy:updatePeriod>monthly</sy:updatePeriod><sy:updateFrequency>1.5</sy:updateFrequency>", "monthly", 1),
+        ("<sy:updatePeriod>yearly</sy:updatePeriod><sy:updateFrequency>-3</sy:updateFrequency>", "yearly", 1),
+        ("<sy:updateFrequency> 4 </sy:updateFrequency><sy:updatePeriod>daily</sy:updatePeriod>", "daily", 4),
+        ("<sy:updatePeriod>fortnightly</sy:updatePeriod><sy:updateFrequency>2</sy:updateFrequency>", None, None),
+        ("<sy:updatePeriod></sy:updatePeriod>", None, None),
+        ("<sy:updateFrequency>2</sy:updateFrequency>", None, None),  # no period: no frequency either
+        ("<sy:updatePeriod>nope</sy:updatePeriod><sy:updatePeriod>daily</sy:updatePeriod>", "daily", 1),
+        ("<updatePeriod>daily</updatePeriod>", None, None),  # not in the syndication namespace
+        ("", None, None),
+    ],
+)
+def test_sy_in_rss20(inner: str, period: str | None, frequency: int | None) -> None:
+    feed = _channel(inner)
+    assert (feed.update_period, feed.update_frequency) == (period, frequency)
+
+
+def test_sy_and_skip_in_rss10() -> None:
+    body = f"""<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+         xmlns:syn="{SY_NS}">
+<channel rdf:about="http://example.com/"><title>T</title><link>http://example.com/</link><description>D</description>
+  <syn:updatePeriod>hourly</syn:updatePeriod><syn:updateFrequency>3</syn:updateFrequency>
+  <syn:updateBase>2000-01-01T12:00+00:00</syn:updateBase><ttl>45</ttl>
+  <skipHours><hour>24</hour></skipHours><skipDays><day>friday</day></skipDays>
+</channel>
+<item rdf:about="http://example.com/a"><title>A</title><link>http://example.com/a</link></item>
+</rdf:RDF>""".encode()
+    feed = parse_feed(body)
+    assert (feed.format, feed.version) == ("rdf", "1.0")
+    assert (feed.update_period, feed.update_frequency) == ("hourly", 3)  # any prefix: the namespace counts
+    assert (feed.ttl, feed.skip_hours, feed.skip_days) == (45, (0,), ("Friday",))
+
+
+def test_sy_in_atom_and_rss_elements_ignored_there() -> None:
+    body = f"""<?xml version="1.0"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:sy="{SY_NS}"><title>F</title><id>urn:f</id>
+<updated>2024-01-01T00:00:00Z</updated><sy:updatePeriod>weekly</sy:updatePeriod>
+<sy:updateFrequency>7</sy:updateFrequency><ttl xmlns="">5</ttl>
+<entry><title>E</title><id>urn:e</id><updated>2024-01-01T00:00:00Z</updated>
+<sy:updatePeriod>hourly</sy:updatePeriod></entry></feed>""".encode()
+    feed = parse_feed(body)
+    assert feed.format == "atom"
+    assert (feed.update_period, feed.update_frequency) == ("weekly", 7)
+    assert feed.ttl is None  # RSS only
+    # an entry's sy elements are not the feed's
+    only_in_entry = parse_feed(body.replace(b"<sy:updatePeriod>weekly</sy:updatePeriod>", b""))
+    assert (only_in_entry.update_period, only_in_entry.update_frequency) == (None, None)
+
+
+def test_scheduling_hints_of_a_recovered_document() -> None:
+    feed = parse_feed(
+        b"<rss version='2.0'><channel><ttl>30</ttl><skipHours><hour>3</hour><hour>&bogus;</hour></skipHours>"
+        b"<skipDays><day>Tuesday<day></skipDays>"
+    )
+    assert not feed.well_formed
+    assert feed.ttl == 30 and 3 in feed.skip_hours
+    assert all(0 <= h <= 23 for h in feed.skip_hours)
+    assert set(feed.skip_days) <= {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+
+
+# the W3C Feed Validator's own cases: file -> (ttl, skip_hours, skip_days, update_period, update_frequency)
+VALIDATOR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "validator_cases" / "testcases"
+VALIDATOR_CASES: dict[str, tuple[int | None, tuple[int, ...], tuple[str, ...], str | None, int | None]] = {
+    "rss20/element-channel-ttl/ttl.xml": (60, (), (), None, None),
+    "rss20/element-channel-ttl/invalid_ttl_zero.xml": (0, (), (), None, None),  # the profile wants > 0; kept
+    "rss20/element-channel-ttl/invalid_ttl_blank.xml": (None, (), (), None, None),
+    "rss20/element-channel-ttl/invalid_ttl_fractional.xml": (None, (), (), None, None),
+    "rss20/element-channel-ttl/invalid_ttl_negative.xml": (None, (), (), None, None),
+    "rss20/element-channel-ttl/invalid_ttl_nonnumeric.xml": (None, (), (), None, None),
+    "rss20/element-channel-skiphours-hour/duplicate_skipHours_midnight.xml": (None, (0,), (), None, None),
+    "rss20/element-channel-skiphours-hour/duplicate_skipHours_noon.xml": (None, (12,), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_24_hours.xml": (None, tuple(range(24)), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_invalid_hour_fractional.xml": (None, (), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_invalid_hour_high.xml": (None, (), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_invalid_hour_low.xml": (None, (), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_obsolete_midnight.xml": (None, (0,), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_valid_hour_high.xml": (None, (23,), (), None, None),
+    "rss20/element-channel-skiphours-hour/skipHours_valid_hour_low.xml": (None, (0,), (), None, None),
+    "rss20/element-channel-skipdays-day/duplicate_skipDays.xml": (None, (), ("Sunday",), None, None),
+    "rss20/element-channel-skipdays-day/invalid_skipDays_bad_day.xml": (None, (), (), None, None),
+    "rss20/element-channel-skipdays-day/invalid_skipDays_no_days.xml": (None, (), (), None, None),
+    "rss20/element-channel-skipdays-day/skipDays_wednesday.xml": (None, (), ("Wednesday",), None, None),
+    "rss/must/sy_updatePeriod_hourly.xml": (None, (), (), "hourly", 1),
+    "rss/must/sy_updatePeriod_yearly.xml": (None, (), (), "yearly", 1),
+    "rss/must/multiple_sy_updatePeriod.xml": (None, (), (), "yearly", 1),
+    "rss/must/invalid_sy_updatePeriod.xml": (None, (), (), None, None),
+    "rss/must/invalid_sy_updatePeriod_blank.xml": (None, (), (), None, None),
+    "rss/must/sy_updateFrequency.xml": (None, (), (), None, None),  # a frequency without a period
+}
+
+
+@pytest.mark.skipif(not VALIDATOR.is_dir(), reason=f"validator cases not found at {VALIDATOR}")
+@pytest.mark.parametrize("case", list(VALIDATOR_CASES))
+def test_scheduling_hints_of_the_validator_cases(case: str) -> None:
+    feed = parse_feed((VALIDATOR / case).read_bytes())
+    assert feed.well_formed and feed.format == "rss"
+    got = (feed.ttl, feed.skip_hours, feed.skip_days, feed.update_period, feed.update_frequency)
+    assert got == VALIDATOR_CASES[case]
+
+
+BENCHMARK_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "benchmark_feeds"
+
+
+def _independent_hints(body: bytes) -> tuple[int | None, str | None, int | None] | None:
+    """(ttl, update_period, update_frequency) read with the standard library; None when it cannot read it."""
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError:
+        return None
+    channel = root.find("channel") if root.tag == "rss" else root
+    if channel is None:
+        return None
+    ttls = (
+        [el.text.strip() for el in channel.findall("ttl") if el.text and el.text.strip()] if root.tag == "rss" else []
+    )
+    ttl = next((int(t) for t in ttls if re.fullmatch(r"[0-9]+", t)), None)
+    periods = [(el.text or "").strip().lower() for el in channel.findall(f"{{{SY_NS}}}updatePeriod")]
+    period = next((p for p in periods if p in ("hourly", "daily", "weekly", "monthly", "yearly")), None)
+    frequencies = [(el.text or "").strip() for el in channel.findall(f"{{{SY_NS}}}updateFrequency")]
+    frequency = next((int(f) for f in frequencies if re.fullmatch(r"[0-9]+", f) and int(f) > 0), None)
+    return ttl, period, None if period is None else frequency or 1
+
+
+@pytest.mark.skipif(not BENCHMARK_DIR.is_dir(), reason=f"benchmark feeds not found at {BENCHMARK_DIR}")
+def test_scheduling_hints_of_real_feeds() -> None:
+    seen = {"ttl": 0, "sy": 0}
+    for path in sorted(p for p in BENCHMARK_DIR.iterdir() if p.name != "manifest.tsv"):
+        body = path.read_bytes()
+        expected = _independent_hints(body)
+        if expected is None:
+            continue
+        feed = parse_feed(body, f"https://bench.example/{path.name}")
+        assert (feed.ttl, feed.update_period, feed.update_frequency) == expected, path.name
+        noted = parse_feed(body, f"https://bench.example/{path.name}", with_notes=True)
+        hints = (feed.ttl, feed.skip_hours, feed.skip_days, feed.update_period, feed.update_frequency)
+        assert (noted.ttl, noted.skip_hours, noted.skip_days, noted.update_period, noted.update_frequency) == hints
+        seen["ttl"] += feed.ttl is not None
+        seen["sy"] += feed.update_period is not None
+    assert seen["ttl"] >= 10 and seen["sy"] >= 25  # the corpus has 15 feeds with <ttl>, 30+ with sy

@@ -96,8 +96,9 @@ Scopes of the tally
     directly under the root (real feeds put ``<meta>`` there), with their
     attributes: the ``channel`` scope counts only what is in the channel.
     An ``item`` there is still parsed as an item (and counted at ``rss``
-    scope, not at ``channel`` scope); a misplaced ``title``, ``link`` or
-    ``language`` is still read when the channel has none. Their children
+    scope, not at ``channel`` scope); a misplaced ``title``, ``link``,
+    ``language`` or scheduling hint is still read when the channel has none
+    (a misplaced ``skipHours`` or ``skipDays`` adds to the channel's). Their children
     are tallied at ``rss/<name>``. Only ``channel`` is defined at this scope.
     ``item``: the direct children of items and entries; ``count`` is the
     total over all items and ``items_with`` the number of items having the
@@ -123,6 +124,29 @@ Items
     ``isPermaLink`` is "false"). Text values are stripped and ``None`` when
     missing or blank. Links are resolved against ``xml:base`` and the feed
     URL. ``categories`` are RSS category texts and Atom category terms.
+    ``identity``, ``identity_source`` and ``content_hash`` are made by
+    :mod:`pipelines.document.identity` from the item's guid, link, title and
+    enclosure URL and its description (the rule is written there). The
+    description is not kept: while an item's children are read, the first
+    element of each candidate kind is noted, and once the item is read the
+    chosen one's text is taken as UTF-8 bytes, hashed and dropped.
+
+Scheduling hints
+    The channel's: ``ttl`` (RSS ``<ttl>``: a whole number of minutes, ASCII
+    digits after stripping; None when absent or anything else, or when it does
+    not fit the 32-bit column; the first valid one when there are several),
+    ``skip_hours`` (the ``<hour>`` children of every ``<skipHours>``: whole
+    numbers 0-24, 24 read as 0 as the RSS Best Practices Profile allows;
+    others dropped; sorted, each once), ``skip_days`` (the ``<day>`` children
+    of every ``<skipDays>``: Monday ... Sunday matched case-insensitively after
+    stripping and written capitalised; others dropped; in week order, each
+    once). These three are read in RSS 0.9x/2.0 and also in an RSS 1.0 / 0.90
+    channel. In every format, at channel or feed level: ``update_period``
+    (``sy:updatePeriod``, lower-cased: hourly, daily, weekly, monthly or
+    yearly, else ignored; the first valid one) and ``update_frequency``
+    (``sy:updateFrequency``, the first positive whole number that fits 32
+    bits; 1 when there is a period but no valid frequency; None whenever there
+    is no period).
 """
 
 from __future__ import annotations
@@ -143,9 +167,10 @@ from lxml import etree
 
 from pipelines.document.dates import parse_date
 from pipelines.document.encoding import How, header_charset, is_wide, same_charset, xml_encoding
+from pipelines.document.identity import content_hash, item_identity
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
-from schemas.vocab import DateForm, FeedFormat
+from schemas.vocab import DateForm, FeedFormat, IdentitySource
 
 __all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed"]
 
@@ -167,6 +192,12 @@ class ParsedItem:
     pub_date_raw: str | None = None
     pub_date: datetime | None = None
     date_form: DateForm | None = None
+    #: guid, else link, else "sha256:<hex>" (see :mod:`pipelines.document.identity`)
+    identity: str | None = None
+    #: what ``identity`` was taken from: an :class:`schemas.vocab.IdentitySource` value
+    identity_source: str | None = None
+    #: SHA-256 hex of title, link, description and enclosure URL (not the date)
+    content_hash: str | None = None
 
 
 @dataclass(slots=True)
@@ -196,6 +227,12 @@ class ParsedFeed:
     link: str | None = None
     language: str | None = None
     self_url: str | None = None
+    #: scheduling hints (see "Scheduling hints" above)
+    ttl: int | None = None
+    skip_hours: tuple[int, ...] = ()
+    skip_days: tuple[str, ...] = ()
+    update_period: str | None = None
+    update_frequency: int | None = None
     items: list[ParsedItem] = field(default_factory=list)
     usage: list[Usage] = field(default_factory=list)
     root: Any | None = None
@@ -211,8 +248,10 @@ _RDF_ABOUT = f"{{{RDF_NS}}}about"
 _XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 _ATOM03_URIS = frozenset(uri for uri, prefix in URI_TO_PREFIX.items() if prefix == "atom03")
 _ENTITY = etree.Entity
+_tostring = etree.tostring
 
 _MAX_INT64 = 2**63 - 1
+_MAX_INT32 = 2**31 - 1
 
 
 def _names(*groups: str) -> frozenset[str]:
@@ -494,6 +533,7 @@ _LIFT_MIN_BYTES = 1024
 _LIFT_MAX_DOCUMENT = 9_000_000
 _LIFT_MARK = "\ue000"  # a private-use character, then the per-document key
 _LIFT_END = "\ue001"
+_LIFT_END_BYTES = _LIFT_END.encode()
 #: Bytes that XML forbids anywhere, CDATA included (tab, LF and CR are allowed).
 _XML_FORBIDDEN_BYTES = bytes(range(9)) + b"\x0b\x0c" + bytes(range(14, 32))
 _NOT_NEWLINE_OR_FORBIDDEN = bytes(b for b in range(256) if b != 10 and b not in _XML_FORBIDDEN_BYTES)
@@ -550,6 +590,32 @@ class TreeNotes:
             i = text.find(key, pos)
         parts.append(text[pos:])
         return "".join(parts)
+
+    def restore_bytes(self, data: bytes) -> bytes:
+        """:meth:`restore` for UTF-8 bytes read from the tree: the sections are copied from the source
+        as they are (they were lifted only if valid UTF-8), never decoded."""
+        if not self._spans:
+            return data
+        key = self.key.encode()
+        i = data.find(key)
+        if i < 0:
+            return data
+        source = self.source
+        view = memoryview(source)
+        parts: list[bytes | memoryview] = []
+        pos = 0
+        while i >= 0:
+            j = data.find(_LIFT_END_BYTES, i)
+            start, end, newlines = self._spans[int(data[i + len(key) : j])]
+            parts.append(data[pos:i])
+            if source.find(b"\r", start, end) < 0:
+                parts.append(view[start:end])
+            else:  # XML end-of-line handling, as libxml2 does it
+                parts.append(source[start:end].replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+            pos = j + len(_LIFT_END_BYTES) + newlines
+            i = data.find(key, pos)
+        parts.append(data[pos:])
+        return b"".join(parts)
 
 
 class _Lifter:
@@ -838,6 +904,8 @@ class _Reader:
     __slots__ = (
         "acc",
         "base",
+        "body",
+        "body_alt",
         "creator",
         "dates",
         "dc_language",
@@ -867,6 +935,9 @@ class _Reader:
         self.creator: str | None = None  # dc:creator, used when the item has no author
         self.enclosed = False  # an enclosure was read (its URL may still be None)
         self.dates: dict[str, str | None] = {}  # date elements' texts by key, until the item is read
+        # the first description element and the first of its fallback (content:encoded, Atom summary)
+        self.body: Any = None
+        self.body_alt: Any = None
 
 
 _T = TypeVar("_T", ParsedFeed, ParsedItem)
@@ -991,6 +1062,107 @@ def _date(key: str) -> _Handler[ParsedItem]:
     return date
 
 
+def _body(it: ParsedItem, el: Any, r: _Reader) -> None:
+    """The description (RSS description, Atom content): noted, read once the item is read."""
+    if r.body is None:
+        r.body = el
+
+
+def _body_alt(it: ParsedItem, el: Any, r: _Reader) -> None:
+    """Its fallback (content:encoded, Atom summary)."""
+    if r.body_alt is None:
+        r.body_alt = el
+
+
+def _description(el: Any, notes: TreeNotes | None) -> bytes | None:
+    """An element's string value as UTF-8 (see :mod:`pipelines.document.identity`); None when blank."""
+    try:
+        data: bytes = _tostring(el, method="text", encoding="utf-8", with_tail=False)
+    except _PARSE_ERRORS:  # libxml2 out of memory: no description rather than no feed
+        return None
+    if notes is not None:
+        data = notes.restore_bytes(data)
+    return data if data and not data.isspace() else None
+
+
+def _identify(it: ParsedItem, r: _Reader) -> None:
+    """The item's content hash and identity, from its values and the description noted while reading it."""
+    description = None if r.body is None else _description(r.body, r.notes)
+    if description is None and r.body_alt is not None:
+        description = _description(r.body_alt, r.notes)
+    it.content_hash = content_hash(it.title, it.link, description, it.enclosure_url)
+    if it.guid is not None:  # stripped and not blank already: what item_identity gives, one call less per item
+        it.identity, it.identity_source = it.guid, IdentitySource.GUID
+    else:
+        it.identity, it.identity_source = item_identity(None, it.link, it.title, description, it.enclosure_url)
+
+
+# the channel only: scheduling hints
+
+
+def _whole(text: str | None) -> int | None:
+    """A whole number in ASCII digits (``text`` is stripped already) that fits a 32-bit column; else None."""
+    if text is not None and text.isascii() and text.isdigit() and len(text) <= 10:
+        n = int(text)
+        return n if n <= _MAX_INT32 else None
+    return None
+
+
+def _child_texts(el: Any, name: str, r: _Reader) -> list[str]:
+    """The non-blank texts of the children of ``el`` named ``name``."""
+    names, mode, notes = r.names, r.mode, r.notes
+    texts: list[str] = []
+    for ch in el:
+        t = ch.tag
+        if t.__class__ is str and (names.get(t) or _name_of(t, mode, names)) == name:
+            text = _text(ch, notes)
+            if text is not None:
+                texts.append(text)
+    return texts
+
+
+def _ttl(f: ParsedFeed, el: Any, r: _Reader) -> None:
+    if f.ttl is None:
+        f.ttl = _whole(_text(el, r.notes))
+
+
+def _skip_hours(f: ParsedFeed, el: Any, r: _Reader) -> None:
+    hours = set(f.skip_hours)
+    for text in _child_texts(el, "hour", r):
+        hour = _whole(text)
+        if hour is not None and hour <= 24:
+            hours.add(hour % 24)  # 24 is midnight
+    f.skip_hours = tuple(sorted(hours))
+
+
+_WEEK = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DAY_OF = {day.lower(): day for day in _WEEK}
+
+
+def _skip_days(f: ParsedFeed, el: Any, r: _Reader) -> None:
+    days = set(f.skip_days)
+    for text in _child_texts(el, "day", r):
+        day = _DAY_OF.get(text.lower())
+        if day is not None:
+            days.add(day)
+    f.skip_days = tuple(day for day in _WEEK if day in days)
+
+
+_PERIODS = frozenset({"hourly", "daily", "weekly", "monthly", "yearly"})
+
+
+def _update_period(f: ParsedFeed, el: Any, r: _Reader) -> None:
+    if f.update_period is None:
+        text = _text(el, r.notes)
+        if text is not None and (period := text.lower()) in _PERIODS:
+            f.update_period = period
+
+
+def _update_frequency(f: ParsedFeed, el: Any, r: _Reader) -> None:
+    if f.update_frequency is None:
+        f.update_frequency = _whole(_text(el, r.notes)) or None  # 0 is not a frequency
+
+
 # --------------------------------------------------------------------------- the rules of each format
 
 
@@ -1032,6 +1204,8 @@ _ANY_CHANNEL: dict[str, _Handler[ParsedFeed]] = {
     "atom:link": _by_rel("", {"self": _self_link}),
     "atom03:link": _by_rel("", {"self": _self_link, "start": _self_link}),
     "dc:language": _first_text("dc_language", fallback=True),
+    "sy:updatePeriod": _update_period,
+    "sy:updateFrequency": _update_frequency,
 }
 #: ... and every item: dc:creator (used when the item has no author).
 _ANY_ITEM: dict[str, _Handler[ParsedItem]] = {"dc:creator": _first_text("creator", fallback=True)}
@@ -1045,6 +1219,8 @@ def _rss_rules(family: str) -> _Rules:
         "author": _first_text("author"),
         "category": _text_category,
         "enclosure": _rss_enclosure,
+        "description": _body,
+        "content:encoded": _body_alt,
     }
     if family == "rss":
         item["guid"] = _rss_guid
@@ -1053,7 +1229,9 @@ def _rss_rules(family: str) -> _Rules:
         own="",
         defined=_DEFINED[family],
         entry="item",
-        channel=_ANY_CHANNEL | {"title": _text_title, "link": _text_link, "language": _first_text("language")},
+        channel=_ANY_CHANNEL
+        | {"title": _text_title, "link": _text_link, "language": _first_text("language")}
+        | {"ttl": _ttl, "skipHours": _skip_hours, "skipDays": _skip_days},
         item=_ANY_ITEM | item | {name: _date(name) for name in date_order},
         date_order=date_order,
         about_guid=family == "rdf",
@@ -1077,6 +1255,8 @@ def _atom_rules(family: str, own: str) -> _Rules:
         own + "id": _first_text("guid"),
         own + "author": _atom_author,
         own + "category": _atom_category,
+        own + "content": _body,
+        own + "summary": _body_alt,
     }
     dates = {(key if ":" in key else own + key): _date(key) for key in date_order}
     return _Rules(
@@ -1190,6 +1370,7 @@ def _read_channel(r: _Reader, feed: ParsedFeed, root: Any, channel: Any, url: st
         feed.language = r.dc_language
     if feed.language is None:
         feed.language = _xml_lang(channel, root)
+    feed.update_frequency = None if feed.update_period is None else feed.update_frequency or 1
 
 
 def _xml_lang(channel: Any, root: Any) -> str | None:
@@ -1257,7 +1438,7 @@ def _read_item(r: _Reader, item: Any, position: int, base: str) -> ParsedItem:
     """Tally an item's children and read its values (kept inline: this runs for every item)."""
     it = ParsedItem(position=position)
     r.base = base if item.get(_XML_BASE) is None else _join_base(base, item)
-    r.creator, r.enclosed, r.dates = None, False, {}
+    r.creator, r.enclosed, r.dates, r.body, r.body_alt = None, False, {}, None, None
     names, mode, acc, rules = r.names, r.mode, r.acc, r.rules
     counts, handlers = acc["item"], rules.item
     seen: set[str] = set()
@@ -1291,6 +1472,7 @@ def _read_item(r: _Reader, item: Any, position: int, base: str) -> ParsedItem:
         it.guid = _rdf_about(item)
     if r.dates:
         _read_date(it, r.dates, rules.date_order)
+    _identify(it, r)
     return it
 
 
