@@ -111,3 +111,21 @@ def copy_dataset(src: Path, dest: Path) -> Path:
 def read_table(out: Path | str, table: str) -> pa.Table:
     """A table of a dataset read back with pyarrow, hive partitions included."""
     return ds.dataset(Path(out) / table, format="parquet", partitioning="hive").to_table()
+
+
+def feed_row(url: str, at: object, **extra: object) -> dict[str, object]:
+    """A minimal ``feeds`` row of a well-formed RSS 2.0 feed fetched at ``at``, for datasets written by hand."""
+    row: dict[str, object] = {
+        "url": url, "final_url": url, "status": 200, "format": "rss", "version": "2.0", "well_formed": True,
+        "item_count": 0, "discovered_via": "url", "bytes": 100, "fetched_at": at,
+    }  # fmt: skip
+    row.update(extra)
+    return row
+
+
+def assert_usage_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
+    """A command refused its input the way every feedcensus command does: one line on stderr, exit 2."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert proc.stdout == ""
