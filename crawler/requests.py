@@ -15,7 +15,7 @@ is not subtracted twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scrapy import Request
@@ -31,10 +31,23 @@ def make_request(
     callback: Callable[..., Any] | None,
     errback: Callable[..., Any] | None,
     priority_bias: int = 0,
+    validators: Mapping[str, str] | None = None,
 ) -> Request:
-    """A request for ``url`` found with ``ctx`` (``priority_bias`` < 0 lets it wait behind its peers)."""
+    """A request for ``url`` found with ``ctx`` (``priority_bias`` < 0 lets it wait behind its peers).
+
+    ``validators`` (``If-None-Match`` / ``If-Modified-Since`` from the feed's last fetch) make it a
+    conditional GET; its 304 answer then reaches the callback (Scrapy's ``handle_httpstatus_list``).
+    """
+    meta: dict[str, Any] = {CONTEXT_META_KEY: ctx}
+    if validators:
+        meta["handle_httpstatus_list"] = [304]
     return Request(
-        url, callback=callback, errback=errback, meta={CONTEXT_META_KEY: ctx}, priority=-ctx.depth + priority_bias
+        url,
+        callback=callback,
+        errback=errback,
+        meta=meta,
+        headers=dict(validators) if validators else None,
+        priority=-ctx.depth + priority_bias,
     )
 
 

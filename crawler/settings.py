@@ -93,6 +93,9 @@ EXTENSIONS = {
     # The run's dataset: the one writer every row goes through, commits on a background thread,
     # and the resume state (what an interrupted run of the job already wrote). Built first.
     "pipelines.writer.Dataset": 100,
+    # What the earlier jobs of the dataset say about each feed (incremental crawls): validators, hints,
+    # items already seen. Read when the spider opens.
+    "pipelines.history.History": 110,
     # Progress lines / live progress and the end-of-crawl summary.
     "crawler.extensions.progress.Progress": 500,
     # With --resume: journals every scheduled request so a killed crawl can continue.
@@ -158,5 +161,18 @@ FEEDCENSUS_RETRY_AFTER_MAX = 60.0
 FEEDCENSUS_PROGRESS_INTERVAL = 30.0
 # When stderr is a terminal, redraw one live progress line (False: periodic log lines only).
 FEEDCENSUS_LIVE_PROGRESS = True
+# Incremental crawls (docs/scheduling.md): the earlier jobs in FEEDCENSUS_OUT are the state. A known
+# feed is fetched only when its publisher's hints (ttl, skipHours/skipDays, sy:updatePeriod, Cache-Control,
+# Expires, Retry-After) or, without hints, its own rate of new items say it is due; the others get a
+# not_due fetch_log row and a carried-forward feeds row. False: every run fetches everything anew.
+FEEDCENSUS_INCREMENTAL = True
+# Send If-None-Match / If-Modified-Since from the last fetch, so an unchanged feed costs a 304 and no parse.
+FEEDCENSUS_CONDITIONAL = True
+# Fetch every known feed now, whatever its hints say (still conditionally). --ignore-hints.
+FEEDCENSUS_IGNORE_HINTS = False
+# Bounds on a publisher's hints (seconds): never fetch a feed more often than the first, nor
+# leave it longer than the second. --min-interval / --max-interval.
+FEEDCENSUS_MIN_INTERVAL = 300.0
+FEEDCENSUS_MAX_INTERVAL = 86400.0
 # Run feed autodiscovery on HTML pages (the AutodiscoveryMiddleware); off, pages are only recorded.
 AUTODISCOVERY_ENABLED = True

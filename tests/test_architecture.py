@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "crawler.extensions": 3,
     "crawler.settings": 3,
     "pipelines.feed": 3,
+    "pipelines.history": 3,
     "pipelines.reflexive": 3,
     "pipelines.writer": 3,
     "crawler.report": 4,

@@ -32,6 +32,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path
         proc = run_cli(
             "crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", job, "--log-level", "WARNING",
             "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_BATCH_ROWS=5",
+            "--refetch",  # the second run writes everything again, not only what changed
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
     # The runs started hours ago, the first before the second.

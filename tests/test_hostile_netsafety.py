@@ -112,6 +112,7 @@ def servers() -> Iterator[tuple[WebServer, WebServer]]:
 def crawl(tmp: Path, main: WebServer, *extra: str, inputs: list[str]) -> list[dict[str, Any]]:
     args = ["crawl", "--out", str(tmp / "out"), "--no-reflexive", "-s", "AUTOTHROTTLE_ENABLED=False"]
     args += ["-s", "DOWNLOAD_TIMEOUT=3", "-s", "RETRY_TIMES=0", "-s", "DNS_TIMEOUT=3"]
+    args += ["--refetch"]  # a test may crawl twice into one dataset: each crawl fetches everything
     for u in inputs:
         args += ["--opml" if u.endswith(".opml") else "--url", u]
     proc = run_cli(*args, *extra, timeout=120)

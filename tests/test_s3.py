@@ -65,7 +65,7 @@ def crawled(s3: dict[str, Any], demo_server: Any, tmp_path_factory: pytest.TempP
     """The demo web crawled twice to S3 (job s3a in small files, then s3b) and once to a local folder."""
     work = tmp_path_factory.mktemp("s3")
     seeds = demo_seeds_file(work, demo_server)
-    common = ["--seeds", str(seeds), "--log-level", "WARNING", "-s", "AUTOTHROTTLE_ENABLED=False"]
+    common = ["--seeds", str(seeds), "--log-level", "WARNING", "-s", "AUTOTHROTTLE_ENABLED=False", "--refetch"]
     out = uri(s3, "runs/census")
     for job, batch in (("s3a", "10"), ("s3b", "20000")):
         proc = run_cli(

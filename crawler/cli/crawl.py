@@ -44,9 +44,16 @@ FLAG_SETTINGS: dict[str, tuple[str, bool]] = {
     "follow_body_links": ("FEEDCENSUS_FOLLOW_BODY_LINKS", True),
     "head_only": ("FEEDCENSUS_FOLLOW_BODY_LINKS", False),  # after follow_body_links: --head-only wins
     "allow_private_networks": ("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS", True),
+    "ignore_hints": ("FEEDCENSUS_IGNORE_HINTS", True),
+    "refetch": ("FEEDCENSUS_CONDITIONAL", False),  # no validators and nothing carried forward: all due
+}
+#: Duration options -> the setting (seconds) each sets.
+INTERVAL_SETTINGS: dict[str, str] = {
+    "min_interval": "FEEDCENSUS_MIN_INTERVAL",
+    "max_interval": "FEEDCENSUS_MAX_INTERVAL",
 }
 #: fetch_log outcomes that mean an input gave something usable.
-USABLE_OUTCOMES = ("feed", "page", "opml")
+USABLE_OUTCOMES = ("feed", "page", "opml", "not_modified", "not_due")
 #: What the terminal shows unless --log-level (or -s LOG_LEVEL) says otherwise.
 DEFAULT_TERMINAL_LEVEL = logging.WARNING
 #: Scrapy's log format, for the terminal and the log file alike.
@@ -127,6 +134,9 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     for flag, (name, flag_value) in FLAG_SETTINGS.items():
         if getattr(args, flag):
             settings.set(name, flag_value, priority="cmdline")
+    for option, name in INTERVAL_SETTINGS.items():
+        if getattr(args, option, None):
+            settings.set(name, interval_seconds(getattr(args, option), option), priority="cmdline")
     if args.resume:
         settings.set("FEEDCENSUS_RESUME_DIR", args.resume, priority="cmdline")
     if args.log_level:
@@ -139,6 +149,16 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
         # The User-Agent names the contact URL in force, also one set with -s.
         settings.set("USER_AGENT", user_agent(settings.get("FEEDCENSUS_CONTACT_URL")), priority="cmdline")
     return settings
+
+
+def interval_seconds(value: str, option: str) -> float:
+    """A --min-interval / --max-interval value in seconds; a usage error names the option."""
+    from pipelines.dataset.schedule import parse_duration
+
+    try:
+        return parse_duration(value).total_seconds()
+    except ValueError as exc:
+        raise fail(f"--{option.replace('_', '-')}: {exc}") from None
 
 
 def user_agent(contact_url: str) -> str:
@@ -257,6 +277,7 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
     options.update(
         log_level=args.log_level, log_file=os.path.abspath(log_file) if log_file else None, set=list(args.set or [])
     )
+    options.update({option: getattr(args, option, None) for option in INTERVAL_SETTINGS})
     return options
 
 
@@ -302,6 +323,13 @@ def check_same_options(args: argparse.Namespace, saved: dict[str, Any]) -> None:
         if getattr(args, flag) and not saved.get(flag):
             option = "--" + flag.replace("_", "-")
             raise fail(f"{args.resume} holds a job started without {option}; resume it without {option}")
+    for option in INTERVAL_SETTINGS:
+        given = getattr(args, option, None)
+        if given and given != saved.get(option):
+            name = "--" + option.replace("_", "-")
+            raise fail(
+                f"{args.resume} holds a job started with {name} {saved.get(option) or '(default)'}; resume it without {name}"
+            )
     saved_set = dict(kv.partition("=")[::2] for kv in saved.get("set") or [])
     for kv in args.set or []:
         key, _, value = kv.partition("=")
@@ -315,6 +343,8 @@ def apply_options(args: argparse.Namespace, saved: dict[str, Any]) -> None:
     for flag in FLAG_SETTINGS:
         setattr(args, flag, bool(saved.get(flag)))
     args.set = list(saved.get("set") or [])
+    for option in INTERVAL_SETTINGS:
+        setattr(args, option, saved.get(option))
     args.log_level = args.log_level or saved.get("log_level")
     args.log_file = args.log_file or saved.get("log_file")
 
@@ -569,6 +599,9 @@ def exit_status(result: CrawlResult, args: argparse.Namespace, settings: Any) ->
 def cmd_crawl(args: argparse.Namespace) -> int:
     settings = project_settings()
     parse_overrides(args.set or [], settings)  # a bad -s is found before a resume state is written
+    for option in INTERVAL_SETTINGS:  # so is a bad --min-interval / --max-interval
+        if getattr(args, option, None):
+            interval_seconds(getattr(args, option), option)
     new_state = resume_args(args) if args.resume else None
     check_inputs(args, settings)
     if new_state is not None:

@@ -34,7 +34,7 @@ SUMMARY_LOGGER = f"{__name__}.summary"
 summary_logger = logging.getLogger(SUMMARY_LOGGER)
 
 #: fetch_log outcomes that are not errors.
-OK_OUTCOMES = ("feed", "page", "opml", "duplicate", "robots")
+OK_OUTCOMES = ("feed", "page", "opml", "duplicate", "robots", "not_modified", "not_due")
 
 
 def outcome_counts(stats: dict[str, Any]) -> dict[str, int]:
@@ -79,8 +79,10 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
         f"feeds: {outcomes.get('feed', 0)}   items: {stats.get('feedcensus/items', 0)}   "
         f"not well-formed: {stats.get('feedcensus/not_well_formed', 0)}   duplicates skipped: {outcomes.get('duplicate', 0)}",
         "errors: " + (", ".join(f"{k} {v}" for k, v in errors.items()) if errors else "none"),
-        data_line(stats, out, job_id),
     ]
+    if stats.get("feedcensus/history/jobs"):
+        lines.append(incremental_line(stats, outcomes))
+    lines.append(data_line(stats, out, job_id))
     failed_rules = rule_failures(stats)
     if failed_rules:
         lines.append(
@@ -88,6 +90,16 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
             + ", ".join(f"{rule} {n}" for rule, n in failed_rules.items())
         )
     return lines
+
+
+def incremental_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
+    """What the earlier jobs saved this one: feeds not due, 304s, unchanged bodies; and the new items."""
+    return (
+        f"incremental: {stats.get('feedcensus/history/feeds', 0)} feeds known from "
+        f"{stats['feedcensus/history/jobs']} earlier jobs; not due {outcomes.get('not_due', 0)}, "
+        f"not modified {outcomes.get('not_modified', 0)}, unchanged {stats.get('feedcensus/unchanged', 0)}, "
+        f"new items {stats.get('feedcensus/new_items', 0)}"
+    )
 
 
 def data_line(stats: dict[str, Any], out: str, job_id: str) -> str:

@@ -24,8 +24,9 @@ from crawler.fetch.urls import check_url
 from crawler.outcomes import classify_failure
 from crawler.requests import context_of, first_url, make_request
 from pipelines.document.sniff import Sniffed, sniff
+from pipelines.history import history_of
 from pipelines.writer import Dataset, dataset_of
-from schemas.items import FeedDocument, FetchContext, FetchRecord
+from schemas.items import FeedDocument, FetchContext, FetchRecord, NotDue
 from schemas.vocab import Expect, Outcome, Via
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 #: Feeds reached without a page, whose channel page the reflexive pipeline looks at.
 REFLEXIVE_VIA = frozenset({Via.URL, Via.OPML})
+#: Refusals whose Retry-After is recorded and scheduled (RFC 9110 section 10.2.3; RFC 6585 section 4).
+RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 
 def as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -101,27 +104,40 @@ class CensusSpider(Spider):
         journal = self.crawler.get_extension(CrawlJournal)
         # Everything the interrupted run scheduled; the duplicate filter drops what it wrote.
         for entry in journal.previous if journal is not None else ():
-            yield make_request(entry.url, entry.context, callback=self.parse, errback=self.on_error)
+            yield self.follow(entry.url, entry.context)
 
     # --- requests ------------------------------------------------------------------
 
-    def request(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request | FetchRecord | None:
+    def request(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request | FetchRecord | NotDue | None:
         """A request carrying its context; the FetchRecord saying why there is none; None if already written."""
         problem = check_url(url, self.settings.getint("FEEDCENSUS_MAX_URL_LENGTH"))
         if problem is None:
-            return make_request(url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias)
+            return self.follow(url, ctx, priority_bias=priority_bias)
         if self.dataset.is_done(url):
             return None
         return FetchRecord.for_context(ctx, url, problem.outcome, error=problem.reason)
 
-    def follow(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request:
-        """A request for a URL found in content (the network-safety middleware judges it, not this)."""
-        return make_request(url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias)
+    def follow(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request | FetchRecord | NotDue:
+        """A request for a URL found in content (the network-safety middleware judges it, not this).
+
+        A feed the earlier jobs know is requested conditionally, or not at all when it is not due:
+        then its ``NotDue`` (or, named again, a duplicate record) stands in for the request.
+        """
+        history = history_of(self.crawler)
+        plan = history.plan(url, ctx) if history is not None else {}
+        if not isinstance(plan, dict):
+            return plan
+        return make_request(
+            url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias, validators=plan
+        )
 
     # --- responses -----------------------------------------------------------------
 
     def parse(self, response: Response, **_: Any) -> Iterator[Any]:
         ctx = context_of(response)
+        if response.status == 304:  # the answer to a conditional GET: the feed pipeline carries the feed forward
+            yield self._feed_document(response, ctx)
+            return
         ctype = header_text(response, b"Content-Type")
         kind = sniff(response.body, ctype)  # the sniffer lint uses too: a feed here is a feed to parse_feed
         if kind == Sniffed.FEED:
@@ -183,7 +199,7 @@ class CensusSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         outcome, status, error = classify_failure(failure)
         response = getattr(failure.value, "response", None)
-        yield FetchRecord.for_context(
+        record = FetchRecord.for_context(
             context_of(request),
             first_url(request),
             outcome,
@@ -193,6 +209,18 @@ class CensusSpider(Spider):
             content_type=header_text(response, b"Content-Type") if response is not None else None,
             bytes=len(response.body) if response is not None else None,
         )
+        if response is not None and status in RETRY_AFTER_STATUSES:
+            record.retry_after = header_text(response, b"Retry-After")
+            self._schedule_after_refusal(record)
+        yield record
+
+    def _schedule_after_refusal(self, record: FetchRecord) -> None:
+        """A 429/503 for a feed: when it is next due, Retry-After considered (a known feed's hints too)."""
+        history = history_of(self.crawler)
+        if history is None or not history.enabled or record.retry_after is None:
+            return
+        due = history.due(history.previous(record.url), retry_after=record.retry_after, now=record.fetched_at)
+        record.next_due, record.due_hint, record.due_reason = due.at, due.hint, due.reason
 
     # --- OPML ----------------------------------------------------------------------
 
@@ -227,10 +255,12 @@ class CensusSpider(Spider):
             bytes=bytes_,
         )
 
-    def _expand_opml(self, doc: OpmlDocument, source: str, ctx: FetchContext) -> Iterator[Request | FetchRecord]:
+    def _expand_opml(
+        self, doc: OpmlDocument, source: str, ctx: FetchContext
+    ) -> Iterator[Request | FetchRecord | NotDue]:
         """Requests for a list's feeds, pages and includes (``ctx``: the list's own context)."""
         pages = self.settings.getbool("FEEDCENSUS_OPML_PAGES")
-        out: list[Request | FetchRecord | None] = []
+        out: list[Request | FetchRecord | NotDue | None] = []
         for outline in doc.outlines:
             if outline.xml_url:
                 out.append(self.request(outline.xml_url, ctx.child(Via.OPML, source, Expect.FEED)))

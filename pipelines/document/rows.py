@@ -6,10 +6,12 @@ writer builds Arrow record batches from them with the declared schema.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks
+from schemas.tables import FEEDS
 
 if TYPE_CHECKING:
     from pipelines.document.checks import Finding
@@ -59,6 +61,10 @@ def fetch_row(rec: FetchRecord) -> Row:
         "content_type": rec.content_type,
         "bytes": rec.bytes,
         "fetched_at": rec.fetched_at,
+        "retry_after": rec.retry_after,
+        "next_due": rec.next_due,
+        "due_hint": rec.due_hint,
+        "due_reason": rec.due_reason,
     }
 
 
@@ -71,8 +77,19 @@ def link_rows(page: PageLinks) -> list[Row]:
     return rows
 
 
-def feed_rows(doc: FeedDocument, parsed: ParsedFeed, findings: list[Finding]) -> TableRows:
-    """All rows one fetched feed document contributes: feeds, items, element_usage, conformance, fetch_log."""
+def feed_rows(
+    doc: FeedDocument,
+    parsed: ParsedFeed,
+    findings: list[Finding],
+    *,
+    job_id: str | None = None,
+    content_hash: str | None = None,
+) -> TableRows:
+    """All rows one fetched feed document contributes: feeds, items, element_usage, conformance, fetch_log.
+
+    ``job_id`` is the job being written (the feed's ``parsed_job``); ``content_hash`` the body's SHA-256.
+    Items are all new until :func:`mark_novelty` compares them with what earlier jobs saw.
+    """
     url = doc.url
     ctype = doc.headers.get("content-type")
     errors = sum(1 for f in findings if f.severity == "error")
@@ -108,6 +125,18 @@ def feed_rows(doc: FeedDocument, parsed: ParsedFeed, findings: list[Finding]) ->
                 "etag": doc.headers.get("etag"),
                 "last_modified": doc.headers.get("last-modified"),
                 "fetched_at": doc.fetched_at,
+                "changed": True,
+                "parsed_job": job_id,
+                "content_hash": content_hash,
+                "new_items": len(parsed.items),
+                "changed_items": 0,
+                "ttl": parsed.ttl,
+                "skip_hours": list(parsed.skip_hours),
+                "skip_days": list(parsed.skip_days),
+                "update_period": parsed.update_period,
+                "update_frequency": parsed.update_frequency,
+                "cache_control": doc.headers.get("cache-control"),
+                "expires": doc.headers.get("expires"),
             }
         ],
     )
@@ -129,6 +158,12 @@ def feed_rows(doc: FeedDocument, parsed: ParsedFeed, findings: list[Finding]) ->
                 "pub_date_raw": it.pub_date_raw,
                 "pub_date": it.pub_date,
                 "date_form": it.date_form,
+                "identity": it.identity,
+                "identity_source": it.identity_source,
+                "content_hash": it.content_hash,
+                "first_seen_job": job_id,
+                "is_new": True,
+                "is_changed": False,
             }
             for it in parsed.items
         ],
@@ -186,4 +221,88 @@ def feed_rows(doc: FeedDocument, parsed: ParsedFeed, findings: list[Finding]) ->
     if is_feed and doc.check_reflexive:
         out.reflexive_page = parsed.link or ""
         out.feed_aliases = tuple(u for u in (url, doc.final_url, self_url) if u)
+    return out
+
+
+# --- incremental crawls ------------------------------------------------------------
+
+#: The response headers a carried-forward row takes from a 304 when the server sends them again.
+REVALIDATED_HEADERS = ("etag", "last_modified", "cache_control", "expires")
+
+
+class Seen(Protocol):
+    """What an earlier job saw of one item identity (``pipelines.dataset.state.SeenItem``)."""
+
+    @property
+    def first_seen_job(self) -> str: ...
+
+    @property
+    def content_hash(self) -> str | None: ...
+
+
+def mark_novelty(rows: TableRows, seen: Mapping[str, Seen]) -> None:
+    """Compare a parsed feed's items with the identities earlier jobs saw in it.
+
+    Sets ``items.first_seen_job``, ``is_new``, ``is_changed`` (same identity, a different content
+    hash) and the feed's ``new_items`` / ``changed_items``. An identity repeated inside one
+    document counts once as new.
+    """
+    new = changed = 0
+    first_here: set[str] = set()
+    for item in rows.rows.get("items", ()):
+        identity = item["identity"]
+        before = seen.get(identity) if identity is not None else None
+        if before is None:
+            item["is_new"] = identity not in first_here
+            new += item["is_new"]
+            if identity is not None:
+                first_here.add(identity)
+            continue
+        item["first_seen_job"] = before.first_seen_job
+        item["is_new"] = False
+        item["is_changed"] = before.content_hash is not None and before.content_hash != item["content_hash"]
+        changed += item["is_changed"]
+    for feed in rows.rows.get("feeds", ()):
+        feed["new_items"] = new
+        feed["changed_items"] = changed
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """A fetch of a known feed that is not parsed: the response (if any) and the feed's previous row."""
+
+    url: str
+    previous: Mapping[str, Any]  # the latest feeds row of an earlier job, with parsed_job set
+    record: FetchRecord  # this fetch's fetch_log record (outcome not_modified, feed or not_due)
+    headers: Mapping[str, str] | None = None  # the response's headers; None when nothing was fetched
+
+
+def carried_rows(carried: Carried) -> TableRows:
+    """The rows of a feed that did not change (or was not due): its previous facts, carried forward.
+
+    The ``feeds`` row keeps every document fact of the previous parse (format, counts, title,
+    conformance totals...) with ``changed = false`` and ``parsed_job`` naming the job whose
+    rows (items, element_usage, conformance) hold the detail. When the server answered, the row
+    takes this response's status, final URL, time and any validators or caching headers it sent
+    again; when the feed was not due, it keeps the previous fetch's.
+    """
+    rec = carried.record
+    row: Row = {f.name: carried.previous.get(f.name) for f in FEEDS}
+    row.update(
+        url=carried.url,
+        discovered_via=rec.discovered_via or row["discovered_via"],
+        source=rec.source,
+        changed=False,
+        new_items=0,
+        changed_items=0,
+    )
+    if carried.headers is not None:
+        row.update(final_url=rec.final_url, status=rec.status, fetched_at=rec.fetched_at)
+        for column in REVALIDATED_HEADERS:
+            value = carried.headers.get(column.replace("_", "-"))
+            if value:
+                row[column] = value
+    out = TableRows()
+    out.add("feeds", [row])
+    out.add("fetch_log", [fetch_row(rec)])
     return out

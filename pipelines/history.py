@@ -1,0 +1,173 @@
+"""What the dataset's earlier jobs say about each feed: the state of an incremental crawl.
+
+feedcensus runs again and again into the same ``--out``; the jobs already
+there are the state (``pipelines/dataset/state.py`` indexes them). This
+extension opens that state when the spider opens and answers, per URL:
+
+- is the feed due (``pipelines/dataset/schedule.py`` decides from the
+  publisher's hints and the policy bounds), and if not, what to record
+  instead of a request (a :class:`~schemas.items.NotDue`);
+- which validators to send (``If-None-Match`` / ``If-Modified-Since``);
+- what was known of it (the latest ``feeds`` row, carried forward when the
+  feed has not changed) and which item identities were already seen.
+
+A URL with no state (a page, a list, a feed never fetched) is simply fetched.
+Off (``FEEDCENSUS_INCREMENTAL = False``), every answer is "fetch it anew".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+
+from pipelines.dataset.schedule import Due, Hints, Policy, next_due
+from pipelines.dataset.state import FeedState, SeenItem, StateIndex
+from pipelines.writer import dataset_of
+from schemas.items import FetchContext, FetchRecord, NotDue
+from schemas.vocab import Outcome
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+def hints_of(state: FeedState) -> Hints:
+    """The scheduling hints a feed's state carries."""
+    return Hints(
+        fetched_at=state.fetched_at,
+        ttl=state.ttl,
+        skip_hours=state.skip_hours,
+        skip_days=state.skip_days,
+        update_period=state.update_period,
+        update_frequency=state.update_frequency,
+        cache_control=state.cache_control,
+        expires=state.expires,
+        retry_after=state.retry_after,
+        retry_at=state.retry_at,
+        items_per_week=state.items_per_week,
+    )
+
+
+def conditional_headers(state: FeedState) -> dict[str, str]:
+    """The validators of a feed's last fetch, as request headers (RFC 9110 section 13.1)."""
+    headers = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    return headers
+
+
+class History:
+    """The incremental crawl's view of the earlier jobs (a Scrapy extension; see the module docstring)."""
+
+    def __init__(self, crawler: Crawler, *, enabled: bool, conditional: bool, policy: Policy) -> None:
+        self.crawler = crawler
+        self.enabled = enabled
+        self.conditional = conditional
+        self.policy = policy
+        self.index: StateIndex | None = None
+        #: URLs already recorded as not due in this run (a feed named twice is recorded once).
+        self._not_due: set[str] = set()
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        policy = Policy(
+            min_interval=timedelta(seconds=settings.getfloat("FEEDCENSUS_MIN_INTERVAL")),
+            max_interval=timedelta(seconds=settings.getfloat("FEEDCENSUS_MAX_INTERVAL")),
+            # Without conditional requests (--refetch) every feed is fetched and parsed anew: all are due.
+            ignore_hints=settings.getbool("FEEDCENSUS_IGNORE_HINTS") or not settings.getbool("FEEDCENSUS_CONDITIONAL"),
+        )
+        return cls(
+            crawler,
+            enabled=settings.getbool("FEEDCENSUS_INCREMENTAL"),
+            conditional=settings.getbool("FEEDCENSUS_CONDITIONAL"),
+            policy=policy,
+        )
+
+    def _spider_opened(self) -> None:
+        if not self.enabled:
+            return
+        dataset = dataset_of(self.crawler)
+        started = time.monotonic()
+        self.index = StateIndex.open(dataset.out, exclude_job=dataset.job_id)
+        known = len(self.index.feeds())
+        stats = self.crawler.stats
+        assert stats is not None
+        stats.set_value("feedcensus/history/jobs", len(self.index.jobs))
+        stats.set_value("feedcensus/history/feeds", known)
+        if self.index.jobs:
+            logger.info(
+                "incremental: %d known feeds from %d earlier jobs (state read in %.1f s)",
+                known,
+                len(self.index.jobs),
+                time.monotonic() - started,
+            )
+
+    def _spider_closed(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+    # --- what the spider and the feed pipeline ask ---------------------------------
+
+    def previous(self, url: str) -> FeedState | None:
+        """What the earlier jobs know of the feed at ``url`` (None: nothing, or incremental crawls are off)."""
+        if self.index is None:
+            return None
+        state = self.index.feed(url)
+        return state if state is not None and state.row is not None else None
+
+    def seen_items(self, url: str) -> dict[str, SeenItem]:
+        return self.index.seen_items(url) if self.index is not None else {}
+
+    def due(self, state: FeedState | None, *, retry_after: str | None = None, now: datetime | None = None) -> Due:
+        """When a feed is next due after a fetch: from its state, or after a 429/503 carrying ``retry_after``."""
+        hints = hints_of(state) if state is not None else Hints(fetched_at=None)
+        if retry_after is not None:
+            at = now or datetime.now(UTC)
+            hints = replace(hints, fetched_at=hints.fetched_at or at, retry_after=retry_after, retry_at=at)
+        return next_due(hints, self.policy)
+
+    def plan(self, url: str, ctx: FetchContext, now: datetime | None = None) -> NotDue | FetchRecord | dict[str, str]:
+        """Before requesting ``url``: the headers to send, or what to record when the feed is not due.
+
+        Returns request headers (possibly empty) when the URL is to be fetched; a ``NotDue`` the first
+        time a known feed is not due; a ``duplicate`` record when it was already recorded as not due.
+        """
+        state = self.index.feed(url) if self.index is not None else None
+        if state is None:
+            return {}
+        now = now or datetime.now(UTC)
+        due = next_due(hints_of(state), self.policy)
+        if due.is_due(now):
+            return conditional_headers(state) if self.conditional and state.row is not None else {}
+        if url in self._not_due:
+            return FetchRecord.for_context(ctx, url, Outcome.DUPLICATE, error="already recorded as not due")
+        self._not_due.add(url)
+        record = FetchRecord.for_context(
+            ctx,
+            url,
+            Outcome.NOT_DUE,
+            fetched_at=now,
+            next_due=due.at,
+            due_hint=due.hint,
+            due_reason=due.reason,
+        )
+        previous = None if state.row is None else {**state.row, "parsed_job": state.parsed_job}
+        return NotDue(record=record, previous=previous)
+
+
+def history_of(crawler: Crawler) -> History | None:
+    """The crawl's History extension (None when it is not enabled in EXTENSIONS)."""
+    return crawler.get_extension(History)
