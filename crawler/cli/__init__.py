@@ -21,11 +21,30 @@ import sys
 from collections.abc import Sequence
 
 from crawler.cli.crawl import cmd_crawl, cmd_demo
-from crawler.cli.datasets import cmd_compact, cmd_survey
+from crawler.cli.datasets import cmd_changes, cmd_compact, cmd_due, cmd_survey
 from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
 from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError
 
 __all__ = ["build_parser", "main"]
+
+
+def schedule_options(p: argparse.ArgumentParser) -> None:
+    """The options of the feed schedule, the same for ``crawl`` and ``due`` (docs/scheduling.md)."""
+    p.add_argument(
+        "--ignore-hints",
+        action="store_true",
+        help="every known feed is due now, whatever ttl, skipHours, Cache-Control... say (still fetched conditionally)",
+    )
+    p.add_argument(
+        "--min-interval",
+        metavar="DURATION",
+        help="never fetch a known feed more often than this, whatever it asks (e.g. 30m; default 5m)",
+    )
+    p.add_argument(
+        "--max-interval",
+        metavar="DURATION",
+        help="never leave a known feed longer than this, whatever it asks (e.g. 12h; default 24h)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses"
     )
+    schedule_options(c)
+    c.add_argument(
+        "--refetch",
+        action="store_true",
+        help="fetch and parse every feed anew: no validators, no hints, nothing carried forward",
+    )
     c.add_argument(
         "--resume",
         metavar="DIR",
@@ -89,7 +114,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the report there as Markdown, HTML and CSV, and list the files instead of printing the Markdown",
     )
     s.add_argument("--print", action="store_true", help="with --out, print the Markdown too")
+    s.add_argument(
+        "--since",
+        metavar="JOB",
+        help="also report what changed since this earlier job (with --out: also written as changes.md)",
+    )
     s.set_defaults(func=cmd_survey)
+
+    ch = sub.add_parser("changes", help="what changed between two runs: feeds new and gone, elements, rules, items")
+    ch.add_argument("dir")
+    ch.add_argument("--job", help="the later run (default: the latest)")
+    ch.add_argument("--since", metavar="JOB", help="the earlier run (default: the run before --job)")
+    ch.add_argument("--json", action="store_true", help="one JSON object with every section")
+    ch.set_defaults(func=cmd_changes)
+
+    due = sub.add_parser("due", help="when each known feed of a dataset is next due, and why")
+    due.add_argument("dir")
+    due.add_argument("--json", action="store_true", help="one JSON object per feed per line")
+    schedule_options(due)
+    due.add_argument(
+        "--at", metavar="ISO_TIME", help="evaluate at this time instead of now (e.g. 2026-11-22T22:00:00Z)"
+    )
+    due.set_defaults(func=cmd_due)
 
     k = sub.add_parser("compact", help="merge the small Parquet files of finished runs into larger ones, atomically")
     k.add_argument("dir")

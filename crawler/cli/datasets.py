@@ -1,20 +1,36 @@
-"""``feedcensus survey`` and ``compact``: commands over a written dataset."""
+"""``feedcensus survey``, ``changes``, ``due`` and ``compact``: commands over a written dataset."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from crawler.cli.errors import fail
 
 
 def cmd_survey(args: argparse.Namespace) -> int:
-    """The Markdown on stdout; with ``--out``, one line per file written instead (``--print``: both, the lines on stderr)."""
+    """The Markdown on stdout; with ``--out``, one line per file written instead (``--print``: both, the lines on stderr).
+
+    ``--since JOB`` adds the changes between JOB and the surveyed job: after the Markdown, and
+    with ``--out`` as ``changes.md`` there.
+    """
+    from crawler.report.changes import compute, to_markdown
     from crawler.report.survey import SurveyError, run_report
     from schemas.tables import SchemaVersionError
 
     try:
+        changes = compute(args.dir, job=args.job, since=args.since) if args.since else None
         markdown, written = run_report(args.dir, job=args.job, fmt=args.format, report_dir=args.out)
+        if changes is not None:
+            section = to_markdown(changes, level=2)
+            markdown = markdown.rstrip("\n") + "\n\n" + section
+            if args.out:
+                path = Path(args.out) / "changes.md"
+                path.write_text(section, encoding="utf-8")
+                written.append(path)
     except (SurveyError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
     show_markdown = not args.out or args.print
@@ -22,6 +38,63 @@ def cmd_survey(args: argparse.Namespace) -> int:
         print(markdown)
     for path in written:
         print(f"wrote {path}", file=sys.stderr if show_markdown else sys.stdout)
+    return 0
+
+
+def cmd_changes(args: argparse.Namespace) -> int:
+    """What changed between two runs: Markdown on stdout, or ``--json`` one object."""
+    from crawler.report.changes import compute, to_markdown
+    from crawler.report.survey import SurveyError
+    from schemas.tables import SchemaVersionError
+
+    try:
+        changes = compute(args.dir, job=args.job, since=args.since)
+    except (SurveyError, SchemaVersionError, OSError) as exc:
+        raise fail(str(exc)) from None
+    if args.json:
+        print(json.dumps(changes.to_json(), ensure_ascii=False))
+    else:
+        print(to_markdown(changes), end="")
+    return 0
+
+
+def _duration(option: str, text: str | None, default_seconds: float) -> timedelta:
+    from pipelines.dataset.schedule import parse_duration
+
+    if text is None:
+        return timedelta(seconds=default_seconds)
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise fail(f"{option}: {exc}") from None
+
+
+def cmd_due(args: argparse.Namespace) -> int:
+    """Every known feed with when it is next due (due now first); exit 0 whether or not any is due."""
+    from crawler import settings
+    from crawler.report.due import DueError, parse_time, plan, to_lines
+    from pipelines.dataset.schedule import Policy
+    from pipelines.history import hints_of
+    from schemas.tables import SchemaVersionError
+
+    policy = Policy(
+        min_interval=_duration("--min-interval", args.min_interval, settings.FEEDCENSUS_MIN_INTERVAL),
+        max_interval=_duration("--max-interval", args.max_interval, settings.FEEDCENSUS_MAX_INTERVAL),
+        ignore_hints=args.ignore_hints,
+    )
+    try:
+        now = parse_time(args.at) if args.at else datetime.now(UTC)
+    except ValueError as exc:
+        raise fail(f"--at: {exc}") from None
+    try:
+        feeds = plan(args.dir, hints_of, policy, now)
+    except (DueError, SchemaVersionError, OSError) as exc:
+        raise fail(str(exc)) from None
+    if args.json:
+        for feed in feeds:
+            print(json.dumps(feed.to_json(), ensure_ascii=False))
+    else:
+        print("\n".join(to_lines(feeds, now)))
     return 0
 
 
