@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import gzip
 import http.client
 import importlib.util
@@ -12,7 +13,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,12 +21,14 @@ import lxml.html
 import pytest
 
 from crawler.demo.webserver import (
+    VALIDATORS_EPOCH,
     Route,
     Web,
     WebServer,
     demo_root,
     demo_seeds,
     demo_site_root,
+    demo_web,
     serve_demo,
 )
 
@@ -60,7 +63,7 @@ def demo() -> Iterator[WebServer]:
 
 
 @pytest.fixture
-def make_server() -> Iterator[object]:
+def make_server() -> Iterator[Callable[..., WebServer]]:
     servers: list[WebServer] = []
 
     def start(web: Web, host: str = "127.0.0.1") -> WebServer:
@@ -127,7 +130,7 @@ def test_demo_pages_links_match_expected(demo: WebServer, path: str) -> None:
                 "rel": rel,
                 "type": type_,
                 "title": link.get("title"),
-                "in_head": link.getparent().tag == "head",
+                "in_head": getattr(link.getparent(), "tag", None) == "head",
             }
         )
     # href_raw is the attribute as written; followed is what the crawl does with the link, not the page
@@ -205,7 +208,7 @@ def test_demo_directory_redirect_and_404(demo: WebServer) -> None:
 # --- the server -------------------------------------------------------------------------------
 
 
-def test_substitution_headers_head_and_post(make_server) -> None:
+def test_substitution_headers_head_and_post(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/page.txt", Route(b"base={{BASE}} host={{HOST}}", headers={"Content-Type": "text/plain"}))
     web.add("/bin", Route(b"{{BASE}}", headers={"Content-Type": "image/png"}))
@@ -232,7 +235,7 @@ def test_substitution_headers_head_and_post(make_server) -> None:
     assert server.hits["/page.txt"] == 4
 
 
-def test_keep_alive_reuses_connection(make_server) -> None:
+def test_keep_alive_reuses_connection(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/a", Route(b"aaa", headers={"Content-Type": "text/plain"}))
     server = make_server(web)
@@ -250,7 +253,7 @@ def test_keep_alive_reuses_connection(make_server) -> None:
     assert server.hits == {"/a": 1, "/a?x=1": 1}
 
 
-def test_delay_and_drip(make_server) -> None:
+def test_delay_and_drip(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/slow", Route(b"late", delay=0.3))
     web.add("/drip", Route(b"abcdef", drip=0.05))
@@ -265,7 +268,7 @@ def test_delay_and_drip(make_server) -> None:
     assert time.monotonic() - t0 >= 6 * 0.05 - 0.01
 
 
-def test_hang_times_out_and_stop_is_prompt(make_server) -> None:
+def test_hang_times_out_and_stop_is_prompt(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/hang", Route(b"never", hang=True))
     web.add("/drip", Route(b"x" * 1000, drip=1.0))
@@ -294,7 +297,7 @@ def test_hang_times_out_and_stop_is_prompt(make_server) -> None:
         socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
 
 
-def test_close_after_and_content_length_lies(make_server) -> None:
+def test_close_after_and_content_length_lies(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/cut", Route(b"0123456789" * 10, close_after=25))
     web.add("/long", Route(b"short", content_length=50))
@@ -310,7 +313,7 @@ def test_close_after_and_content_length_lies(make_server) -> None:
     assert headers["Connection"] == "close"
 
 
-def test_gzip_route(make_server) -> None:
+def test_gzip_route(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/z", Route(b"<rss>{{BASE}}</rss>" * 50, headers={"Content-Type": "text/xml"}, gzip=True))
     server = make_server(web)
@@ -320,7 +323,7 @@ def test_gzip_route(make_server) -> None:
     assert gzip.decompress(body) == f"<rss>{server.url}</rss>".encode() * 50
 
 
-def test_virtual_hosts_on_other_loopback_addresses(make_server) -> None:
+def test_virtual_hosts_on_other_loopback_addresses(make_server: Callable[..., WebServer]) -> None:
     web = Web()
     web.add("/x", Route(b"default", headers={"Content-Type": "text/plain"}))
     web.add("127.0.0.2/x", Route(b"site two", headers={"Content-Type": "text/plain"}))
@@ -360,7 +363,7 @@ def test_200_concurrent_requests(demo: WebServer) -> None:
     assert time.monotonic() - t0 < 10
 
 
-def test_add_dir_prefix_and_overrides(tmp_path: Path, make_server) -> None:
+def test_add_dir_prefix_and_overrides(tmp_path: Path, make_server: Callable[..., WebServer]) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "index.html").write_text("<p>{{BASE}}</p>")
     (tmp_path / "feed.rss").write_bytes(b"<rss/>")
@@ -420,3 +423,159 @@ def test_start_stop_idempotent_and_context_manager() -> None:
         assert fetch(server.url_for("/"))[2] == b"root"
     assert not server.running
     server.stop()  # a second stop does nothing
+
+
+# --- validators: ETag, Last-Modified, 304 ---------------------------------------------------------
+
+
+def request(
+    server: WebServer, path: str, headers: dict[str, str] | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
+    """One request on a fresh connection; (status, headers, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, dict(resp.headers.items()), resp.read()
+    finally:
+        conn.close()
+
+
+def http_date(seconds: float) -> str:
+    return email.utils.formatdate(seconds, usegmt=True)
+
+
+def test_validators_and_conditional_get(make_server: Callable[..., WebServer]) -> None:
+    web = Web()
+    body = b"<rss>{{BASE}}</rss>"
+    web.add("/feed.xml", Route(body, headers={"Content-Type": "application/rss+xml", "Cache-Control": "max-age=60"}))
+    server = make_server(web)
+    status, headers, got = request(server, "/feed.xml")
+    assert status == 200 and got == f"<rss>{server.url}</rss>".encode()
+    etag = headers["ETag"]
+    assert etag.startswith('"') and etag.endswith('"') and not etag.startswith("W/") and len(etag) == 34
+    assert headers["Last-Modified"] == http_date(VALIDATORS_EPOCH) == "Sun, 01 Jun 2025 00:00:00 GMT"
+    assert web.last_modified("/feed.xml") == VALIDATORS_EPOCH
+
+    def status_of(req: dict[str, str], method: str = "GET") -> int:
+        return request(server, "/feed.xml", req, method)[0]
+
+    # If-None-Match: a match (weak comparison, in a list, or *) is a 304; anything else a 200
+    assert status_of({"If-None-Match": etag}) == 304
+    assert status_of({"If-None-Match": f'"other", W/{etag}'}) == 304
+    assert status_of({"If-None-Match": "*"}) == 304
+    assert status_of({"If-None-Match": '"other"'}) == 200
+    assert status_of({"If-None-Match": etag.strip('"')}) == 200  # not an entity-tag: no match
+    # If-Modified-Since: 304 when Last-Modified is not later; a bad date is ignored
+    assert status_of({"If-Modified-Since": http_date(VALIDATORS_EPOCH)}) == 304
+    assert status_of({"If-Modified-Since": http_date(VALIDATORS_EPOCH + 86400)}) == 304
+    assert status_of({"If-Modified-Since": http_date(VALIDATORS_EPOCH - 1)}) == 200
+    assert status_of({"If-Modified-Since": "yesterday"}) == 200
+    # If-None-Match decides when both are sent
+    assert status_of({"If-None-Match": '"other"', "If-Modified-Since": http_date(VALIDATORS_EPOCH)}) == 200
+    assert status_of({"If-None-Match": etag, "If-Modified-Since": http_date(0)}) == 304
+    assert status_of({"If-None-Match": etag}, method="HEAD") == 304
+    # a 304 has no body, repeats the validators and caching headers, and keeps the connection usable
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        conn.request("GET", "/feed.xml", headers={"If-None-Match": etag})
+        resp = conn.getresponse()
+        assert resp.status == 304 and resp.read() == b""
+        assert resp.headers["ETag"] == etag and resp.headers["Last-Modified"] == http_date(VALIDATORS_EPOCH)
+        assert resp.headers["Cache-Control"] == "max-age=60"
+        assert resp.headers["Content-Type"] is None and resp.headers["Content-Length"] is None
+        conn.request("GET", "/feed.xml")
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.read() == f"<rss>{server.url}</rss>".encode()
+    finally:
+        conn.close()
+
+
+def test_validators_are_stable_across_restarts_and_ports() -> None:
+    paths = sorted(EXPECTED["feeds"])
+    seen: list[dict[str, tuple[str, str]]] = []
+    for _ in range(2):
+        with WebServer(demo_web()) as server:
+            validators = {}
+            for path in paths:
+                headers = request(server, path)[1]
+                validators[path] = (headers["ETag"], headers["Last-Modified"])
+            seen.append(validators)
+    assert seen[0] == seen[1]  # another server, another port, the same validators
+    etags = [etag for etag, _ in seen[0].values()]
+    assert len(set(etags)) == len(etags) == 11  # one per feed
+
+
+def test_changing_a_route_while_serving_changes_its_validators(make_server: Callable[..., WebServer]) -> None:
+    web = Web()
+    web.add("/feed.xml", Route(b"<rss>one</rss>", headers={"Content-Type": "application/rss+xml"}))
+    server = make_server(web)
+    _, first, _ = request(server, "/feed.xml")
+    # same body, other headers: the validators stay
+    web.change("/feed.xml", headers={"Content-Type": "text/xml"})
+    status, same, _ = request(server, "/feed.xml", {"If-None-Match": first["ETag"]})
+    assert status == 304 and (same["ETag"], same["Last-Modified"]) == (first["ETag"], first["Last-Modified"])
+    # a new body: a new ETag, a Last-Modified one second later; the old validators no longer match
+    web.add("/feed.xml", Route(b"<rss>two</rss>", headers={"Content-Type": "application/rss+xml"}))
+    status, second, body = request(server, "/feed.xml", {"If-None-Match": first["ETag"]})
+    assert (status, body) == (200, b"<rss>two</rss>")
+    assert second["ETag"] != first["ETag"]
+    assert second["Last-Modified"] == http_date(VALIDATORS_EPOCH + 1) == http_date(web.last_modified("/feed.xml") or 0)
+    assert request(server, "/feed.xml", {"If-Modified-Since": first["Last-Modified"]})[0] == 200
+    assert request(server, "/feed.xml", {"If-Modified-Since": second["Last-Modified"]})[0] == 304
+    assert request(server, "/feed.xml", {"If-None-Match": second["ETag"]})[0] == 304
+    new = web.change("/feed.xml", body=b"<rss>three</rss>")
+    assert web.get("/feed.xml") is new
+    _, third, body = request(server, "/feed.xml")
+    assert body == b"<rss>three</rss>" and third["ETag"] not in (first["ETag"], second["ETag"])
+    assert third["Last-Modified"] == http_date(VALIDATORS_EPOCH + 2)
+    with pytest.raises(KeyError):
+        web.change("/nothing", body=b"x")
+
+
+def test_routes_without_validators(make_server: Callable[..., WebServer]) -> None:
+    web = Web()
+    web.add("/plain", Route(b"exact", headers={"Content-Type": "text/plain"}, validators=False))
+    web.add("/moved", Route(status=301, headers={"Location": "/plain"}))
+    web.add("/error", Route(b"oops", status=500))
+    web.add("/lie", Route(b"0123456789", content_length=4))
+    web.add("/cut", Route(b"0123456789", close_after=3))
+    web.add("/drip", Route(b"ab", drip=0.01))
+    web.add("/own", Route(b"<rss/>", headers={"ETag": '"v1"', "Last-Modified": "Tue, 03 Jun 2025 09:40:00 GMT"}))
+    web.add("/zipped", Route(b"<rss/>", gzip=True))
+    server = make_server(web)
+    for path in ("/plain", "/moved", "/error", "/lie", "/drip", "/nothing"):
+        status, headers, _ = request(server, path, {"If-None-Match": "*", "If-Modified-Since": http_date(2e9)})
+        assert status != 304 and "ETag" not in headers and "Last-Modified" not in headers, path
+    with pytest.raises(http.client.IncompleteRead):
+        request(server, "/cut", {"If-None-Match": "*"})
+    # a route's own validators are sent as they are, and compared
+    status, headers, _ = request(server, "/own")
+    assert (status, headers["ETag"], headers["Last-Modified"]) == (200, '"v1"', "Tue, 03 Jun 2025 09:40:00 GMT")
+    assert list(headers).count("ETag") == 1
+    assert request(server, "/own", {"If-None-Match": '"v1"'})[0] == 304
+    assert request(server, "/own", {"If-None-Match": '"v2"'})[0] == 200
+    assert request(server, "/own", {"If-Modified-Since": "Tue, 03 Jun 2025 09:40:00 GMT"})[0] == 304
+    assert request(server, "/own", {"If-Modified-Since": "Tue, 03 Jun 2025 09:39:59 GMT"})[0] == 200
+    status, headers, _ = request(server, "/own", {"If-None-Match": '"v1"'})
+    assert (status, headers["ETag"], headers["Last-Modified"]) == (304, '"v1"', "Tue, 03 Jun 2025 09:40:00 GMT")
+    # the gzip coding is part of the representation: another tag than the same body plain
+    zipped = request(server, "/zipped")[1]["ETag"]
+    assert zipped != Route(b"<rss/>").strong_etag() and zipped == Route(b"<rss/>", gzip=True).strong_etag()
+    assert request(server, "/zipped", {"If-None-Match": zipped})[0] == 304
+
+
+def test_demo_feeds_send_validators_and_dead_ends_do_not(demo: WebServer) -> None:
+    for path in EXPECTED["feeds"]:
+        status, headers, _ = request(demo, path)
+        assert status == 200 and headers["ETag"] and headers["Last-Modified"], path
+        assert request(demo, path, {"If-None-Match": headers["ETag"]})[0] == 304, path
+        assert request(demo, path, {"If-Modified-Since": headers["Last-Modified"]})[0] == 304, path
+    # the one feed whose fixture sets its own validators keeps them
+    headers = request(demo, "/blog-a/feed.xml")[1]
+    assert (headers["ETag"], headers["Last-Modified"]) == ('"alpha-feed-1"', "Tue, 03 Jun 2025 09:40:00 GMT")
+    dead_ends = {path: spec for path, spec in EXPECTED["dead_ends"].items() if spec["status"] != 200}
+    assert len(dead_ends) >= 5
+    for path, spec in dead_ends.items():
+        status, headers, _ = request(demo, path, {"If-None-Match": "*"})
+        assert status == spec["status"] and "ETag" not in headers and "Last-Modified" not in headers, path

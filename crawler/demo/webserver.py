@@ -10,6 +10,13 @@ It backs ``feedcensus demo``, the end-to-end tests and the benchmarks. Standard 
   address. Several sites can share one server under path prefixes (what the demo web does), or a
   site can be its own host: start one server per loopback address (127.0.0.2, 127.0.0.3... work on
   Linux without configuration) sharing the same :class:`Web`, with routes keyed ``127.0.0.2/path``.
+* Validators: a route that answers 200 with its whole body gets a strong ``ETag`` (a hash of its body)
+  and a ``Last-Modified`` (:data:`VALIDATORS_EPOCH` when first added, one second later each time
+  :meth:`Web.add` replaces it with a different body), and a GET or HEAD carrying ``If-None-Match``
+  that matches (or, without one, ``If-Modified-Since`` not earlier than ``Last-Modified``) gets a
+  304 with no body. Both are stable across restarts and ports. ``Route(validators=False)`` opts out;
+  an ``ETag`` or ``Last-Modified`` in the route's own headers is sent and compared instead.
+  :meth:`Web.add` (or :meth:`Web.change`) replaces a route while the server runs.
 * Fixture files may contain ``{{BASE}}`` (e.g. ``http://127.0.0.1:54321``) and ``{{HOST}}``
   (``127.0.0.1:54321``); the server replaces them in text-like bodies and in all header values
   when serving, since the port is only known then. Rendered bodies are cached per route.
@@ -21,8 +28,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import email.utils
 import gzip as gzip_module
+import hashlib
 import json
+import re
 import socket
 import threading
 import urllib.parse
@@ -30,13 +40,15 @@ from dataclasses import dataclass, field, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from socketserver import TCPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from email.message import Message
     from types import TracebackType
 
 __all__ = [
     "CONTENT_TYPES",
+    "VALIDATORS_EPOCH",
     "Route",
     "Web",
     "WebServer",
@@ -73,6 +85,11 @@ HEADERS_FILE = "_headers.json"
 #: Placeholders replaced at serve time.
 BASE_PLACEHOLDER = b"{{BASE}}"
 HOST_PLACEHOLDER = b"{{HOST}}"
+#: ``Last-Modified`` of a route when first added (Unix time: Sun, 01 Jun 2025 00:00:00 GMT).
+VALIDATORS_EPOCH = 1_748_736_000
+#: Headers a 304 repeats from the 200 it stands for (RFC 9110, section 15.4.5).
+_NOT_MODIFIED_HEADERS = frozenset({"etag", "last-modified", "cache-control", "content-location", "expires", "vary"})
+_ENTITY_TAG = re.compile(r'(?:W/)?"[^"]*"')
 
 _NOT_FOUND_BODY = (
     b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>\n"
@@ -102,9 +119,39 @@ class Route:
     close_after: int | None = None
     #: Gzip the body and send ``Content-Encoding: gzip`` (whatever the request's Accept-Encoding).
     gzip: bool = False
+    #: Send ``ETag`` and ``Last-Modified`` and answer conditional requests with 304 (see the module
+    #: docstring). Only a 200 that sends its whole body at once gets them: never a route that hangs,
+    #: drips, lies about its Content-Length or closes early. False: the route's headers are its own.
+    validators: bool = True
+
+    @property
+    def conditional(self) -> bool:
+        """Whether this route gets validators and answers conditional requests."""
+        return (
+            self.validators
+            and self.status == 200
+            and not self.hang
+            and self.drip <= 0
+            and self.content_length is None
+            and self.close_after is None
+        )
+
+    def strong_etag(self) -> str:
+        """The ETag the server computes: a hash of the body as stored (before ``{{BASE}}`` is replaced).
+
+        It stays the same across restarts and ports, and changes with the body (or its gzip coding).
+        """
+        digest = hashlib.sha256((b"gzip:" if self.gzip else b"identity:") + self.body).hexdigest()
+        return f'"{digest[:32]}"'
 
 
 _ROUTE_FIELDS = frozenset(f.name for f in fields(Route))
+
+
+class _Entry(NamedTuple):
+    route: Route
+    #: Last-Modified, Unix seconds.
+    modified: int
 
 
 def _is_text(content_type: str) -> bool:
@@ -133,15 +180,44 @@ class Web:
     """
 
     def __init__(self) -> None:
-        self._routes: dict[str, Route] = {}
+        self._routes: dict[str, _Entry] = {}
 
     def add(self, url_or_path: str, route: Route) -> None:
-        """Serve ``route`` at a path, a ``host/path`` or a full URL (its host and path are used)."""
-        self._routes[_route_key(url_or_path)] = route
+        """Serve ``route`` at a path, a ``host/path`` or a full URL (its host and path are used).
+
+        Safe while a server runs: the next request gets the new route. Replacing a route with one
+        whose body (or gzip flag) differs moves its ``Last-Modified`` one second on, and its
+        computed ``ETag`` follows the body.
+        """
+        key = _route_key(url_or_path)
+        old = self._routes.get(key)
+        modified = VALIDATORS_EPOCH
+        if old is not None:
+            same = (old.route.body, old.route.gzip) == (route.body, route.gzip)
+            modified = old.modified if same else old.modified + 1
+        self._routes[key] = _Entry(route, modified)
+
+    def change(self, url_or_path: str, **changes: Any) -> Route:
+        """Replace fields of the route stored under this key (e.g. ``body=``); returns the new route.
+
+        ``KeyError`` when there is none.
+        """
+        old = self.get(url_or_path)
+        if old is None:
+            raise KeyError(url_or_path)
+        route = replace(old, **changes)
+        self.add(url_or_path, route)
+        return route
 
     def get(self, url_or_path: str) -> Route | None:
         """The route stored under exactly this key, if any."""
-        return self._routes.get(_route_key(url_or_path))
+        entry = self._routes.get(_route_key(url_or_path))
+        return entry.route if entry is not None else None
+
+    def last_modified(self, url_or_path: str) -> int | None:
+        """The Unix time the server sends as this key's ``Last-Modified`` (unless the route sets its own)."""
+        entry = self._routes.get(_route_key(url_or_path))
+        return entry.modified if entry is not None else None
 
     def keys(self) -> list[str]:
         """Every route key, sorted."""
@@ -152,6 +228,10 @@ class Web:
 
     def resolve(self, host: str, target: str) -> Route | None:
         """The route for a request with this Host (without port) and request target."""
+        entry = self._match(host, target)
+        return entry.route if entry is not None else None
+
+    def _match(self, host: str, target: str) -> _Entry | None:
         host = host.lower()
         path = target.split("?", 1)[0]
         candidates = [target, path]
@@ -161,13 +241,13 @@ class Web:
         routes = self._routes
         if host:
             for c in candidates:
-                route = routes.get(host + c)
-                if route is not None:
-                    return route
+                entry = routes.get(host + c)
+                if entry is not None:
+                    return entry
         for c in candidates:
-            route = routes.get(c)
-            if route is not None:
-                return route
+            entry = routes.get(c)
+            if entry is not None:
+                return entry
         return None
 
     def add_dir(self, root: Path, prefix: str = "/") -> None:
@@ -224,6 +304,36 @@ class _Rendered:
     route: Route
     headers: tuple[tuple[str, str], ...]
     body: bytes
+    #: The ETag a conditional route is compared against (its own header, else the computed one,
+    #: which ``headers`` then carries); None for a route that is not conditional.
+    etag: str | None = None
+    #: The route's own Last-Modified header, if it sets one.
+    last_modified: str | None = None
+
+
+def _http_date(seconds: int) -> str:
+    return email.utils.formatdate(seconds, usegmt=True)
+
+
+def _seconds(http_date: str | None) -> int | None:
+    """An HTTP-date as Unix seconds; None when it is missing or not a date."""
+    if not http_date:
+        return None
+    parts = email.utils.parsedate_tz(http_date)
+    return int(email.utils.mktime_tz(parts)) if parts is not None else None
+
+
+def _is_not_modified(request: Message, etag: str | None, last_modified: str) -> bool:
+    """RFC 9110 section 13.2.2: If-None-Match decides when present (weak comparison); else If-Modified-Since."""
+    if_none_match = request.get("If-None-Match")
+    if if_none_match is not None:
+        if if_none_match.strip() == "*":
+            return True
+        tags = {tag.removeprefix("W/") for tag in _ENTITY_TAG.findall(if_none_match)}
+        return etag is not None and etag.removeprefix("W/") in tags
+    since = _seconds(request.get("If-Modified-Since"))
+    modified = _seconds(last_modified)
+    return since is not None and modified is not None and modified <= since
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -266,9 +376,8 @@ class _Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").strip()
         host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         srv.owner._hit(target)
-        route = srv.web.resolve(host, target)
-        if route is None:
-            route = srv.not_found
+        entry = srv.web._match(host, target)
+        route, modified = entry if entry is not None else (srv.not_found, VALIDATORS_EPOCH)
         stopping = srv.stopping
         if route.hang:
             stopping.wait()
@@ -279,9 +388,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         rendered = srv.owner._render(route)
         body = rendered.body
+        conditional = route.conditional
+        last_modified = (rendered.last_modified or _http_date(modified)) if conditional else ""
+        if conditional and _is_not_modified(self.headers, rendered.etag, last_modified):
+            self._send_not_modified(rendered, last_modified)
+            return
         self.send_response(route.status)
         for name, value in rendered.headers:
             self.send_header(name, value)
+        if conditional and rendered.last_modified is None:
+            self.send_header("Last-Modified", last_modified)
         abrupt = route.content_length is not None or route.close_after is not None
         length = route.content_length if route.content_length is not None else len(body)
         self.send_header("Content-Length", str(length))
@@ -303,6 +419,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             return
         self.wfile.write(body)
+
+    def _send_not_modified(self, rendered: _Rendered, last_modified: str) -> None:
+        """304: the validators and the caching headers of the 200 it stands for; no body, no Content-Length."""
+        self.send_response(304)
+        for name, value in rendered.headers:
+            if name.lower() in _NOT_MODIFIED_HEADERS:
+                self.send_header(name, value)
+        if rendered.last_modified is None:
+            self.send_header("Last-Modified", last_modified)
+        self.end_headers()
 
 
 class _Server(ThreadingHTTPServer):
@@ -432,21 +558,27 @@ class WebServer:
         base = self.url.encode("ascii")
         host = f"{self.host}:{self.port}".encode("ascii")
         headers: list[tuple[str, str]] = []
-        content_type = ""
+        own: dict[str, str] = {}
         for name, value in route.headers.items():
             value = value.replace("{{BASE}}", base.decode()).replace("{{HOST}}", host.decode())
-            if name.lower() == "content-type":
-                content_type = value
+            own[name.lower()] = value
             if name.lower() in ("content-length", "content-encoding"):
                 continue
             headers.append((name, value))
+        content_type = own.get("content-type", "")
         body = route.body
         if body and _is_text(content_type):
             body = body.replace(BASE_PLACEHOLDER, base).replace(HOST_PLACEHOLDER, host)
         if route.gzip:
             body = gzip_module.compress(body, mtime=0)
             headers.append(("Content-Encoding", "gzip"))
-        rendered = _Rendered(route, tuple(headers), body)
+        etag = None
+        if route.conditional:
+            etag = own.get("etag")
+            if etag is None:
+                etag = route.strong_etag()
+                headers.append(("ETag", etag))
+        rendered = _Rendered(route, tuple(headers), body, etag, own.get("last-modified"))
         self._cache[id(route)] = rendered
         return rendered
 
