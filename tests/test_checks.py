@@ -718,3 +718,141 @@ def test_every_rule_in_the_tables_is_a_rule_of_the_profile() -> None:
     walked = {"undefined-element", "text-element-has-children", "character-data-not-hex"}
     decided_with_another = {"url-not-ascii", "email-missing-real-name", "email-format"}
     assert set(RULES) - ids == walked | decided_with_another
+
+
+# ---------------------------------------------------------------- what the walk does to be fast changes no finding
+
+
+def _sections_without_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every section as it would be without ``about`` and ``later``: each rule on each scope, in line."""
+    import dataclasses
+
+    from pipelines.document.checks import channel, channel_parts, rss
+
+    plain = {
+        name: dataclasses.replace(getattr(module, name), about={}, later=frozenset())
+        for module, name in ((rss, "RSS"), (rss, "CHANNEL"), (channel, "ITEM"), (channel_parts, "IMAGE"))
+    }
+    plain["TEXT_INPUT"] = dataclasses.replace(channel_parts.TEXT_INPUT, about={}, later=frozenset())
+    monkeypatch.setattr(rss, "RSS", plain["RSS"])
+    monkeypatch.setattr(rss, "CHANNEL", plain["CHANNEL"])
+    monkeypatch.setattr(channel, "ITEM", plain["ITEM"])
+    monkeypatch.setattr(channel_parts, "IMAGE", plain["IMAGE"])
+    monkeypatch.setattr(channel_parts, "TEXT_INPUT", plain["TEXT_INPUT"])
+
+
+def test_rules_about_absent_elements_and_later_rules_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not BENCHMARK_FEEDS.is_dir():
+        pytest.skip(f"benchmark corpus not found at {BENCHMARK_FEEDS}")
+    files = sorted(p for p in BENCHMARK_FEEDS.iterdir() if p.is_file() and not p.name.endswith((".md", ".tsv")))
+    parsed = [(body, parse_feed(body, with_notes=True)) for body in (p.read_bytes() for p in files)]
+    fast = [check_feed(p.root, format=p.format, body=body, now=NOW, notes=p.notes) for body, p in parsed]
+    _sections_without_shortcuts(monkeypatch)
+    slow = [check_feed(p.root, format=p.format, body=body, now=NOW, notes=p.notes) for body, p in parsed]
+    assert sum(map(len, fast)) > 100
+    assert [list(r) for r in fast] == [list(r) for r in slow]
+    assert [r.failures for r in fast] == [r.failures for r in slow] == [()] * len(files)
+
+
+def test_later_rules_run_in_document_order_across_batches() -> None:
+    from pipelines.document.checks import walk as walk_module
+
+    n = walk_module._LATER_AT_ONCE * 2 + 7  # three batches
+    bad = {5: "junk", 300: "", n - 1: "Thu, 31 Feb 2007 10:00:00 GMT"}
+    future = {40: "Sat, 20 Oct 2007 12:00:00 GMT", n - 3: "Sun, 21 Oct 2007 12:00:00 GMT"}
+    pub = [bad.get(i, future.get(i, "Mon, 15 Oct 2007 14:10:00 GMT")) for i in range(n)]
+    items = "".join(
+        f"<item><title>{i}</title><pubDate>{d}</pubDate><guid>x:{i}</guid></item>" for i, d in enumerate(pub)
+    )
+    found = {(f.rule, f.scope): f for f in run(doc(after_items=items))}
+    assert (found[("date-invalid", "item")].count, found[("date-invalid", "item")].example) == (3, "junk")
+    in_future = found[("item-date-in-future", "item")]
+    assert (in_future.count, in_future.example) == (2, future[40])
+
+
+def test_a_later_rule_that_raises_is_reported_and_the_rest_run() -> None:
+    from pipelines.document.checks.context import Acc
+    from pipelines.document.checks.walk import Section, Walk, walk_inner
+
+    seen: list[str] = []
+
+    def note(acc: Acc, scope: str, text: str, el: etree._Element) -> None:
+        if text == "bad":
+            raise ValueError("odd")
+        seen.append(text)
+
+    section = Section(
+        scope="item", defined=frozenset(["x"]), text_rules={"x": (("x-rule", note),)}, later=frozenset(["x"])
+    )
+    root = etree.fromstring(b"<c><item><x>1</x><x>bad</x></item><item><x>2</x></item><item><x>3</x></item></c>")
+    acc = Acc(b"", NOW)
+    walk_inner(acc, section, Walk("channel", root, [(el, "item") for el in root], None), "item")
+    assert seen == ["1", "2", "3"]
+    assert [(f.rule, f.count, f.error) for f in acc.result().failures] == [("x-rule", 1, "ValueError: odd")]
+
+
+def test_scope_rules_about_elements_run_only_when_one_is_there() -> None:
+    from pipelines.document.checks.item import ITEM
+    from pipelines.document.checks.walk import Section
+
+    with pytest.raises(ValueError, match="not scope rules"):
+        Section(scope="item", defined=frozenset(), about={"no-such-rule": frozenset(["x"])})
+    bare = [rule for rule, _ in ITEM.rules_for({"title": 1, "guid": 1})]
+    assert bare == ["item-missing-title-and-description", "duplicate-item-element", "item-missing-guid"]
+    rich = [rule for rule, _ in ITEM.rules_for({"title": 1, "content:encoded": 1, "dc:creator": 1})]
+    assert rich == [
+        "item-missing-title-and-description",
+        "duplicate-item-element",
+        "item-missing-guid",
+        "content-before-description",
+        "content-without-description",
+        "author-and-dc-creator",
+        "duplicate-namespace-element",
+    ]
+    everything = {rule for rule, _ in ITEM.scope_rules}
+    assert {rule for rule, _ in ITEM.rules_for(dict.fromkeys(ITEM._about_names, 1))} == everything
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.text(alphabet=["a", "Z", "9", ":", "/", "+", ".", "-", "#", " ", "\t", "\n", "\u00a0", "\u3000", "é", "\x7f"])
+)
+def test_the_url_shortcut_decides_as_the_two_url_rules(text: str) -> None:
+    from pipelines.document.checks.context import Acc
+    from pipelines.document.checks.values import check_url
+
+    if re.match(r"\s*[A-Za-z][A-Za-z0-9+.\-]*:", text) is None:
+        expected = {"url-not-absolute"}
+    elif re.search(r"[^\x21-\x7e]", text.strip()) is not None:
+        expected = {"url-not-ascii"}
+    else:
+        expected = set()
+    acc = Acc(b"", NOW)
+    check_url(acc, "item", text)
+    assert {rule for rule, _ in acc.hits} == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["", "Mon, ", "Thu, ", "thu , ", "(c) Thu, "]),
+    st.integers(0, 35),
+    st.sampled_from(["Oct", "oct", "Feb"]),
+    st.sampled_from(["07", "2007", "0000"]),
+    st.sampled_from(["23:59", "23:59:45", "24:00:00"]),
+    _ZONES,
+    st.sampled_from([" ", "  ", "\t"]),
+)
+def test_the_date_verdict_is_the_date_rules_on_the_analysis(
+    wd: str, day: int, mon: str, year: str, time_: str, zone: str, space: str
+) -> None:
+    from pipelines.document.checks.datetimes import DATE_RULES, date_verdict
+
+    value = space.join([f"{wd}{day}", mon, year, time_, zone])
+    try:
+        analysis = analyse_date(value)
+    except ValueError:  # year 0, as in the shortcut's test
+        return
+    rules, timestamp = date_verdict(value)
+    if universal_date(value) is None:
+        assert rules == tuple(rule for rule, breaks in DATE_RULES if breaks(analysis))
+    assert timestamp == analysis.timestamp

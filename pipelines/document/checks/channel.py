@@ -24,7 +24,7 @@ from pipelines.document.checks.context import Acc, Element
 from pipelines.document.checks.datetimes import check_date
 from pipelines.document.checks.item import ITEM
 from pipelines.document.checks.values import check_email, check_url, is_language, positive_int
-from pipelines.document.checks.walk import Section, Walk, at_most_once, required, walk_scope
+from pipelines.document.checks.walk import Section, Walk, at_most_once, required, walk_inner
 
 __all__ = ["CHANNEL"]
 
@@ -68,7 +68,7 @@ def ttl_not_positive_integer(acc: Acc, scope: str, text: str, el: Element) -> No
 
 def items_before_channel_elements(acc: Acc, walk: Walk) -> None:
     """Items come after every other channel element: the first element after the first item, if any."""
-    first_item = walk.first_at.get("item")
+    first_item = walk.position("item")
     if first_item is None:
         return
     for _, name in walk.kids[first_item:]:
@@ -91,10 +91,10 @@ def guid_duplicate(acc: Acc, channel: Walk) -> None:
 
 def walk_items(acc: Acc, channel: Walk) -> None:
     """Each of the channel's items (one that cannot be walked does not stop the rest)."""
-    for item in channel.named("item"):
-        acc.guard("walk:item", walk_scope, acc, ITEM, item, channel)
+    walk_inner(acc, ITEM, channel, "item")
 
 
+_ITEM = frozenset(["item"])
 _URL = ("url-not-absolute", check_url)
 _DATE = ("date-invalid", check_date)
 _EMAIL = ("email-missing", check_email)
@@ -138,4 +138,14 @@ CHANNEL = Section(
         ("guid-duplicate", guid_duplicate),
         ("slash-comments-without-last-build-date", ns.slash_comments_without_last_build_date),
     ),
+    about={
+        "items-before-channel-elements": _ITEM,
+        "contact-and-dc-creator": frozenset(["dc:creator"]),
+        "duplicate-namespace-element": ns.CHANNEL_SINGLE,
+        "namespace-duplicates-core": ns.CHANNEL_SAME_MEANING,
+        "walk:image": frozenset(["image"]),
+        "walk:item": _ITEM,
+        "guid-duplicate": _ITEM,
+        "slash-comments-without-last-build-date": _ITEM,
+    },
 )

@@ -14,7 +14,15 @@ from collections.abc import Callable
 
 from pipelines.document.checks.context import Acc, Element, children, is_core, text_of
 from pipelines.document.checks.values import check_url, positive_int
-from pipelines.document.checks.walk import Section, Walk, at_most_once, required, required_attributes, walk_scope
+from pipelines.document.checks.walk import (
+    Section,
+    Walk,
+    at_most_once,
+    required,
+    required_attributes,
+    walk_inner,
+    walk_scope,
+)
 
 __all__ = ["CLOUD_RULES", "IMAGE", "SKIP_DAYS_RULES", "SKIP_HOURS_RULES", "TEXT_INPUT", "walk_images"]
 
@@ -123,8 +131,7 @@ IMAGE = Section(
 
 def walk_images(acc: Acc, channel: Walk) -> None:
     """Each of the channel's images, after the channel (its title and link are compared with the channel's)."""
-    for image in channel.named("image"):
-        acc.guard("walk:image", walk_scope, acc, IMAGE, image, channel)
+    walk_inner(acc, IMAGE, channel, "image")
 
 
 # ---------------------------------------------------------------- 4.1.1.17 textInput

@@ -2,9 +2,10 @@
 
 :class:`Acc` gathers findings as ``(rule, scope) -> [count, first example]``
 and runs rules under one guard (:meth:`Acc.run`, :meth:`Acc.guard`, and
-written out in ``walk.walk_scope``, the hot loop): an exception raised inside
-a rule is recorded against the rule's id (see :class:`RuleFailure`) and the
-other rules go on. Nothing else in the package catches broadly.
+written out in ``walk.walk_scope`` and ``walk.walk_inner``, the hot loops):
+an exception raised inside a rule is recorded against the rule's id (see
+:class:`RuleFailure`) and the other rules go on. Nothing else in the package
+catches broadly.
 
 The tree helpers read element children and texts the way the parser does,
 reusing what it kept (:class:`Notes`, given by

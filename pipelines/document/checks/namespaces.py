@@ -20,7 +20,9 @@ from pipelines.document.checks.values import has_scheme, is_language, positive_i
 from pipelines.document.checks.walk import Walk, at_most_once
 
 __all__ = [
+    "CHANNEL_SAME_MEANING",
     "CHANNEL_SINGLE",
+    "ITEM_SAME_MEANING",
     "ITEM_SINGLE",
     "atom_link_missing_href",
     "author_and_dc_creator",
@@ -59,10 +61,15 @@ def missing_atom_self_link(acc: Acc, walk: Walk) -> None:
 
 
 def content_before_description(acc: Acc, walk: Walk) -> None:
-    content_at = walk.first_at.get("content:encoded")
-    description_at = walk.first_at.get("description")
-    if content_at is not None and description_at is not None and content_at < description_at:
-        acc.add("content-before-description", walk.scope, "content:encoded")
+    """The first content:encoded comes before the first description (when there is one)."""
+    if "description" not in walk.seen:
+        return  # content-without-description
+    for _, name in walk.kids:
+        if name == "description":
+            return
+        if name == "content:encoded":
+            acc.add("content-before-description", walk.scope, "content:encoded")
+            return
 
 
 def content_without_description(acc: Acc, walk: Walk) -> None:
@@ -146,6 +153,11 @@ _ITEM_SAME_MEANING = (
     ("source", "dc:source"),
     ("creativeCommons:license", "cc:license"),
 )
+
+
+#: The namespace elements of those pairs: ``namespace-duplicates-core`` is about them (``Section.about``).
+CHANNEL_SAME_MEANING = frozenset(ext for _, ext in _CHANNEL_SAME_MEANING)
+ITEM_SAME_MEANING = frozenset(ext for _, ext in _ITEM_SAME_MEANING)
 
 
 def _duplicates_core(acc: Acc, walk: Walk, pairs: tuple[tuple[str, str], ...]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipelines.document.checks.channel import CHANNEL
 from pipelines.document.checks.context import Acc, Element
-from pipelines.document.checks.walk import Section, Walk, at_most_once, walk_scope
+from pipelines.document.checks.walk import Section, Walk, at_most_once, walk_inner, walk_scope
 
 __all__ = ["RSS", "walk_rss"]
 
@@ -29,21 +29,23 @@ def channel_missing(acc: Acc, walk: Walk) -> None:
 
 def walk_channels(acc: Acc, rss: Walk) -> None:
     """Each channel (one that cannot be walked does not stop the rest)."""
-    for channel in rss.named("channel"):
-        acc.guard("walk:channel", walk_scope, acc, CHANNEL, channel, rss)
+    walk_inner(acc, CHANNEL, rss, "channel")
 
+
+_CHANNEL = frozenset(["channel"])
 
 RSS = Section(
     scope="rss",
-    defined=frozenset(["channel"]),
-    containers=frozenset(["channel"]),
+    defined=_CHANNEL,
+    containers=_CHANNEL,
     scope_rules=(
         ("version-missing", version_missing),
         ("version-not-2-0", version_not_2_0),
         ("channel-missing", channel_missing),
-        ("multiple-channels", at_most_once("multiple-channels", frozenset(["channel"]))),
+        ("multiple-channels", at_most_once("multiple-channels", _CHANNEL)),
         ("walk:channel", walk_channels),
     ),
+    about={"multiple-channels": _CHANNEL, "walk:channel": _CHANNEL},
 )
 
 
