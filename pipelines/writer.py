@@ -96,6 +96,10 @@ class Dataset:
         #: Run on the reactor thread when a batch is taken; then on the writer thread before it is written.
         self.on_take: list[Callable[[], None]] = []
         self.before_commit: list[Callable[[], None]] = []
+        #: Run on the writer thread after a batch is committed (e.g. a frontier releasing the URLs it holds).
+        self.after_commit: list[Callable[[Batch], None]] = []
+        #: Run on the reactor thread when the spider closes, before the last commit (their rows get in).
+        self.before_close: list[Callable[[], None]] = []
         #: The error that stopped the dataset, one line; None while commits succeed.
         self.error: str | None = None
         #: Rows taken for commits that could not be written.
@@ -213,12 +217,14 @@ class Dataset:
                     hook()
                 self.writer.commit(batch)
                 self._uncommitted.pop(batch.seq, None)  # on this thread: true even if the reactor stops now
-                return
+                break
             except OSError as exc:
                 if attempt == COMMIT_TRIES:
                     raise
                 logger.warning("dataset: commit %d failed (%s), trying again", batch.seq, exc)
                 time.sleep(2 ** (attempt - 1))
+        for done_hook in self.after_commit:
+            done_hook(batch)
 
     def _committed(self, done: defer.Deferred[None]) -> None:
         self._queued.remove(done)
@@ -252,6 +258,8 @@ class Dataset:
         """After every pipeline has closed (so rows they release at close are in): the last commit."""
         if not self._pool.started:  # the crawl failed to open: spider_opened never came
             self._pool.start()
+        for hook in self.before_close:
+            hook()
         self._start_commit()
         await maybe_deferred_to_future(self._tail)
         if self.error is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: major.minor. A reader refuses files whose major is newer than its own.
-SCHEMA_VERSION = "1.2"  # 1.1: conformance.source, conformance.w3c; 1.2: incremental crawl state (columns added)
+SCHEMA_VERSION = "1.3"  # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -243,6 +243,31 @@ FETCH_LOG: tuple[Field, ...] = (
     _f("due_reason", pa.string(), "next_due's reasoning in words, e.g. 'ttl 60 min, then skipHours 0-5'."),
 )
 
+WORKERS: tuple[Field, ...] = (
+    _f(
+        "worker",
+        pa.string(),
+        "The process: host:pid:token (one row per process that took part in the job).",
+        nullable=False,
+    ),
+    _f("host", pa.string(), "Host name of the machine it ran on."),
+    _f("pid", pa.int32(), "Its process id."),
+    _f("frontier", pa.string(), "The shared frontier it worked from (a Redis URL without credentials); null alone."),
+    _f("started_at", TIMESTAMP, "When it opened.", nullable=False),
+    _f("finished_at", TIMESTAMP, "When it closed.", nullable=False),
+    _f(
+        "finish_reason",
+        pa.string(),
+        "Why it closed: finished, shutdown (interrupted), frontier_error, dataset_error...",
+    ),
+    _f("requests", pa.int64(), "Requests it sent."),
+    _f("responses", pa.int64(), "Responses it received."),
+    _f("feeds", pa.int64(), "Feed documents it recorded (fetch_log outcome feed)."),
+    _f("items", pa.int64(), "Items it parsed."),
+    _f("errors", pa.int64(), "fetch_log rows it wrote with a failure outcome."),
+    _f("requeued", pa.int64(), "Requests of dead workers it put back into the frontier."),
+)
+
 TABLES: dict[str, tuple[Field, ...]] = {
     "feeds": FEEDS,
     "items": ITEMS,
@@ -250,6 +275,7 @@ TABLES: dict[str, tuple[Field, ...]] = {
     "links": LINKS,
     "conformance": CONFORMANCE,
     "fetch_log": FETCH_LOG,
+    "workers": WORKERS,
 }
 
 
