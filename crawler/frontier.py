@@ -1,0 +1,1230 @@
+"""A distributed crawl's shared frontier: one job's queue, duplicate filter and leases in Redis.
+
+Many processes, on many machines, crawl one job: each is a Scrapy crawl whose
+scheduler is :class:`FrontierScheduler` and which runs the :class:`FrontierWorker`
+extension; each writes its own files into the job's dataset. Without
+``FEEDCENSUS_FRONTIER`` nothing here runs and Scrapy's in-memory scheduler is used.
+
+This is the one module that knows scrapy-redis (its priority queue and duplicate
+filter classes; none of its spiders) and the one that knows the keys, so an upstream
+fix or a swap touches this file only. What scrapy-redis lacks is done here:
+
+- **Per-job keys** ``feedcensus:<job>:`` + ``queue`` (a scrapy-redis priority zset),
+  ``dupefilter`` (a set of Scrapy 2.19 request fingerprints), ``leases`` (hash: URL
+  -> the worker holding it), ``held:<worker>`` (hash: URL -> score and queue member,
+  what goes back to the queue if that worker dies), ``workers`` (hash: worker -> JSON
+  host, pid, started, state, heartbeat, requests) and ``meta`` (hash: created, state
+  running|done, seeded). A scheduled re-crawl is a new job, so it never inherits the
+  previous one's duplicate filter; :meth:`Frontier.finish` makes every key of a
+  job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
+- **Leases.** Popping a request leases its URL to the worker, in one Lua script (one
+  round trip): a worker killed with SIGKILL loses nothing, because a worker whose
+  heartbeat is older than ``FEEDCENSUS_FRONTIER_LEASE`` seconds is dead and any live
+  worker puts what it held back in the queue (:meth:`Frontier.requeue_dead`). A lease
+  ends when a request standing for the URL is queued (a redirect target, a retry), or
+  one heartbeat after the URL's ``fetch_log`` row is committed (its ``url`` or
+  ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
+  then the requests its response made are queued. Every time is the Redis server's
+  clock, so machines need not agree on the time.
+- **The end of the job.** scrapy-redis never closes a spider that has nothing to do.
+  Here a worker is busy from the moment it joins (so a coordinator still queueing its
+  inputs keeps the job open) or takes a request, until it has nothing to do; then it
+  asks whether the whole job is quiet: seeded (the coordinator queued every input),
+  nothing queued, every live worker idle, and every lease held by a live worker (all
+  idle, so those leases only wait for their rows to be committed, which each worker
+  does when it closes). Then it closes: it commits, releases, unregisters and, when
+  :meth:`Frontier.is_done` (nothing leased either), marks the job done. A worker that
+  stops for another reason (Ctrl-C, a shutdown) puts what it holds back in the queue.
+- **Requests as JSON**, never pickle (what scrapy-redis does by default: a shared
+  Redis would run code in every worker). ``meta["fc"]`` (:class:`~schemas.items.FetchContext`),
+  bytes, tuples and dicts with non-string keys are tagged; a meta value of another type
+  is dropped from the queued copy, counted and logged once.
+
+A refused or reset connection is tried again (every script is safe to run twice: push and
+pop carry a token and answer a repeated call as the first); any other failure of Redis stops
+the crawl with ``frontier_error``, and what the worker held comes back through its lease.
+Known limits (at least once, never lost): a worker that stops heartbeating for longer
+than the lease (a reactor blocked that long) is taken for dead, so what it held may be
+fetched twice; a lease no committed row names is let go when its worker finishes
+(``feedcensus/frontier/orphaned``), as refetching it would change nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.retry import Retry
+from scrapy import Request, signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.request import request_from_dict
+from scrapy_redis.dupefilter import RFPDupeFilter
+from scrapy_redis.queue import PriorityQueue
+from twisted.internet import task
+
+from pipelines.writer import Dataset
+from schemas.items import FetchContext
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+    from pipelines.dataset.store import Batch
+
+logger = logging.getLogger(__name__)
+
+#: Worker states in the ``workers`` hash.
+BUSY: Final = "busy"
+IDLE: Final = "idle"
+CLOSED: Final = "closed"
+#: The finish reason of a crawl stopped because its frontier failed.
+FRONTIER_ERROR: Final = "frontier_error"
+#: Defaults of the settings (crawler/settings.py has the same).
+DEFAULT_LEASE: Final = 60.0
+DEFAULT_HEARTBEAT: Final = 5.0
+DEFAULT_KEY_TTL: Final = 604800
+#: Seconds a Redis command may take; connecting may take; a closing worker waits for the dataset's last commit.
+SOCKET_TIMEOUT: Final = 10.0
+CONNECT_TIMEOUT: Final = 5.0
+SETTLE_TIMEOUT: Final = 300.0
+
+STAT_ERROR: Final = "feedcensus/frontier_error"
+STAT_LEASED: Final = "feedcensus/frontier/leased"
+STAT_RELEASED: Final = "feedcensus/frontier/released"
+STAT_REQUEUED: Final = "feedcensus/frontier/requeued"
+STAT_ORPHANED: Final = "feedcensus/frontier/orphaned"
+STAT_COMMANDS: Final = "feedcensus/frontier/redis_commands"
+
+
+class FrontierError(Exception):
+    """The frontier cannot be used (one line; a Redis URL in it never carries its password)."""
+
+
+# --- Redis URLs -------------------------------------------------------------------------------
+
+_SECRET_PARAMS = frozenset({"password", "pass", "auth", "token", "username", "user"})
+
+
+def display_url(url: str) -> str:
+    """``url`` with its credentials replaced by ``***`` (user info, and password in the query)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unreadable redis URL>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user, has_password, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if has_password else f"***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if k.lower() in _SECRET_PARAMS else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _secrets_of(url: str) -> list[str]:
+    """Every credential written in ``url``, raw and unquoted (to scrub from messages)."""
+    found: list[str] = []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [url]
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        found += [userinfo, userinfo.partition(":")[2]]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in _SECRET_PARAMS]
+    found += [unquote(s) for s in found]
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- the Lua scripts: every change of the shared state is one atomic round trip ----------------
+
+# ARGV[1] is always the job's key prefix. Keys are built inside the scripts (held:<worker> is
+# only known there), which a standalone Redis allows.
+_PRELUDE = """
+local p = ARGV[1]
+local function now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function release(url)
+  local owner = redis.call('HGET', p .. 'leases', url)
+  if not owner then return 0 end
+  redis.call('HDEL', p .. 'held:' .. owner, url)
+  redis.call('HDEL', p .. 'leases', url)
+  return 1
+end
+local function requeue(worker, urls)
+  local key = p .. 'held:' .. worker
+  local held = redis.call('HGETALL', key)
+  for i = 1, #held, 2 do
+    local url, payload = held[i], held[i + 1]
+    local cut = string.find(payload, ' ', 1, true)
+    redis.call('ZADD', p .. 'queue', string.sub(payload, 1, cut - 1), string.sub(payload, cut + 1))
+    if redis.call('HGET', p .. 'leases', url) == worker then redis.call('HDEL', p .. 'leases', url) end
+    urls[#urls + 1] = url
+  end
+  redis.call('DEL', key)
+end
+local function decode(raw)
+  if not raw then return {} end
+  local ok, info = pcall(cjson.decode, raw)
+  if ok and type(info) == 'table' then return info end
+  return {}
+end
+local function set_state(worker, state)
+  local info = decode(redis.call('HGET', p .. 'workers', worker))
+  info.state = state
+  info.heartbeat = now()
+  redis.call('HSET', p .. 'workers', worker, cjson.encode(info))
+end
+"""
+
+# Push and pop carry a token, and a worker's last push and pop are kept in the hash ``last``:
+# the same call sent again (redis-py retries after a reset connection, when the reply may be
+# all that was lost) returns what the first one did instead of running twice.
+
+# ARGV: prefix, worker, token, fingerprint ('' for dont_filter), score, member, URLs it stands for.
+_PUSH = """
+local mark = ARGV[2] .. ':push'
+if redis.call('HGET', p .. 'last', mark) == ARGV[3] then return 1 end
+if ARGV[4] ~= '' and redis.call('SADD', p .. 'dupefilter', ARGV[4]) == 0 then return 0 end
+redis.call('ZADD', p .. 'queue', ARGV[5], ARGV[6])
+for i = 7, #ARGV do release(ARGV[i]) end
+redis.call('HSET', p .. 'last', mark, ARGV[3])
+return 1
+"""
+
+# ARGV: prefix, worker, token, '1' to mark the worker busy. Returns {member, score} or nil.
+_POP = """
+local w, mark = ARGV[2], ARGV[2] .. ':pop'
+local last = redis.call('HGET', p .. 'last', mark)
+if last then
+  local token, score, member = string.match(last, '^(%S+) (%S+) (.*)$')
+  if token == ARGV[3] then return {member, score} end
+end
+local got = redis.call('ZPOPMIN', p .. 'queue')
+if #got == 0 then return false end
+local member, score = got[1], got[2]
+local url = string.match(member, '^(.*)\\n')
+if url then
+  release(url)
+  redis.call('HSET', p .. 'leases', url, w)
+  redis.call('HSET', p .. 'held:' .. w, url, score .. ' ' .. member)
+end
+if ARGV[4] == '1' or redis.call('HEXISTS', p .. 'workers', w) == 0 then set_state(w, 'busy') end
+redis.call('HSET', p .. 'last', mark, ARGV[3] .. ' ' .. score .. ' ' .. member)
+return {member, score}
+"""
+
+# ARGV: prefix, worker, url, score, member.
+_LEASE = """
+release(ARGV[3])
+redis.call('HSET', p .. 'leases', ARGV[3], ARGV[2])
+redis.call('HSET', p .. 'held:' .. ARGV[2], ARGV[3], ARGV[4] .. ' ' .. ARGV[5])
+return 1
+"""
+
+# ARGV: prefix, URLs. Returns how many were leased.
+_RELEASE = """
+local n = 0
+for i = 2, #ARGV do n = n + release(ARGV[i]) end
+return n
+"""
+
+# ARGV: prefix, worker, JSON info, '1' to register. Returns 1 if the worker was known.
+_HEARTBEAT = """
+local info = cjson.decode(ARGV[3])
+local t = now()
+info.heartbeat = t
+if ARGV[4] == '1' then
+  redis.call('HSETNX', p .. 'meta', 'created', tostring(t))
+  redis.call('HSETNX', p .. 'meta', 'state', 'running')
+end
+local known = redis.call('HEXISTS', p .. 'workers', ARGV[2])
+redis.call('HSET', p .. 'workers', ARGV[2], cjson.encode(info))
+return known
+"""
+
+# ARGV: prefix, lease seconds. Returns the URLs put back.
+_REQUEUE_DEAD = """
+local t, lease = now(), tonumber(ARGV[2])
+local workers = redis.call('HGETALL', p .. 'workers')
+local urls = {}
+for i = 1, #workers, 2 do
+  local beat = tonumber(decode(workers[i + 1]).heartbeat) or 0
+  if t - beat > lease then
+    requeue(workers[i], urls)
+    redis.call('HDEL', p .. 'workers', workers[i])
+    redis.call('HDEL', p .. 'last', workers[i] .. ':push', workers[i] .. ':pop')
+  end
+end
+return urls
+"""
+
+# ARGV: prefix, worker, '1' to requeue what it holds ('0': release it). Returns those URLs.
+_UNREGISTER = """
+local urls = {}
+if ARGV[3] == '1' then
+  requeue(ARGV[2], urls)
+else
+  urls = redis.call('HKEYS', p .. 'held:' .. ARGV[2])
+  for _, url in ipairs(urls) do release(url) end
+  redis.call('DEL', p .. 'held:' .. ARGV[2])
+end
+redis.call('HDEL', p .. 'workers', ARGV[2])
+redis.call('HDEL', p .. 'last', ARGV[2] .. ':push', ARGV[2] .. ':pop')
+return urls
+"""
+
+# ARGV: prefix. One consistent view of the job, as JSON.
+_SNAPSHOT = """
+local workers = redis.call('HGETALL', p .. 'workers')
+local held = {}
+for i = 1, #workers, 2 do held[#held + 1] = redis.call('HLEN', p .. 'held:' .. workers[i]) end
+return cjson.encode({
+  now = now(), meta = redis.call('HGETALL', p .. 'meta'), workers = workers, held = held,
+  queued = redis.call('ZCARD', p .. 'queue'), leased = redis.call('HLEN', p .. 'leases'),
+  seen = redis.call('SCARD', p .. 'dupefilter')})
+"""
+
+# ARGV: prefix, ttl seconds.
+_FINISH = """
+local ttl = tonumber(ARGV[2])
+redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
+for _, name in ipairs({'queue', 'dupefilter', 'leases', 'workers', 'meta', 'last'}) do
+  redis.call('EXPIRE', p .. name, ttl)
+end
+for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do redis.call('EXPIRE', p .. 'held:' .. w, ttl) end
+return 1
+"""
+
+#: The job's keys besides the ``held:<worker>`` hashes.
+JOB_KEYS: Final = ("queue", "dupefilter", "leases", "workers", "meta", "last")
+
+
+class CountingRedis(redis.Redis):
+    """redis-py's client, counting the commands it sends (the frontier sends no pipelines: one round trip each)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._count_lock = threading.Lock()
+        self.commands = 0
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        with self._count_lock:
+            self.commands += 1
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+# --- the job's state ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStatus:
+    """One worker of a job, as the frontier sees it."""
+
+    id: str
+    host: str
+    pid: int | None
+    state: str  # busy | idle | closed
+    heartbeat_age: float  # seconds since its last heartbeat (the Redis server's clock)
+    requests: int  # requests it took from the queue
+    leased: int = 0  # URLs it holds now
+    live: bool = True  # heartbeat younger than the lease
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierStatus:
+    """One consistent view of a job on the frontier."""
+
+    job: str
+    display_url: str
+    state: str  # running | done | absent (never started, or its keys expired)
+    seeded: bool
+    queued: int
+    leased: int
+    seen: int
+    workers: list[WorkerStatus] = field(default_factory=list)
+
+    @property
+    def exists(self) -> bool:
+        return self.state != "absent"
+
+    @property
+    def live_workers(self) -> list[WorkerStatus]:
+        return [w for w in self.workers if w.live]
+
+    @property
+    def done(self) -> bool:
+        """Seeded, nothing queued, nothing leased and every live worker idle."""
+        return self.quiet and self.leased == 0
+
+    @property
+    def quiet(self) -> bool:
+        """Seeded, nothing queued, every live worker idle and every lease held by one of them.
+
+        Nothing can happen any more but the commits of what the idle workers hold.
+        """
+        live = self.live_workers
+        return (
+            self.seeded
+            and self.queued == 0
+            and all(w.state != BUSY for w in live)
+            and sum(w.leased for w in live) == self.leased
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["exists"] = self.exists
+        return out
+
+
+class Frontier:
+    """The shared state of one job in Redis, seen by one worker (see the module's docstring)."""
+
+    def __init__(
+        self,
+        client: CountingRedis,
+        url: str,
+        job: str,
+        worker: str | None = None,
+        *,
+        lease: float = DEFAULT_LEASE,
+        key_ttl: int = DEFAULT_KEY_TTL,
+    ) -> None:
+        if not job:
+            raise FrontierError("a distributed crawl needs a job id")
+        self.redis = client
+        self.url = url
+        self.display_url = display_url(url)
+        self.job = job
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.lease_seconds = lease
+        self.key_ttl = key_ttl
+        self.prefix = f"feedcensus:{job}:"
+        self.started = time.time()
+        self._secrets = _secrets_of(url)
+        self._tokens = itertools.count(1)
+        self._scripts = {
+            name: client.register_script(_PRELUDE + body)
+            for name, body in (
+                ("push", _PUSH),
+                ("pop", _POP),
+                ("lease", _LEASE),
+                ("release", _RELEASE),
+                ("heartbeat", _HEARTBEAT),
+                ("requeue_dead", _REQUEUE_DEAD),
+                ("unregister", _UNREGISTER),
+                ("snapshot", _SNAPSHOT),
+                ("finish", _FINISH),
+            )
+        }
+
+    @classmethod
+    def connect(
+        cls,
+        url: str,
+        job: str,
+        worker: str | None = None,
+        *,
+        lease: float = DEFAULT_LEASE,
+        key_ttl: int = DEFAULT_KEY_TTL,
+    ) -> Frontier:
+        """A frontier on the Redis at ``url`` (``redis://HOST:PORT/DB``), checked with a PING."""
+        if not job:
+            raise FrontierError("a distributed crawl needs a job id")
+        try:
+            client = CountingRedis.from_url(
+                url,
+                decode_responses=True,
+                socket_timeout=SOCKET_TIMEOUT,
+                socket_connect_timeout=CONNECT_TIMEOUT,
+                # A refused or reset connection is tried twice more (every script is safe to run again);
+                # a timeout is not (the reactor would wait that long again).
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2, (RedisConnectionError,)),
+            )
+        except (ValueError, RedisError) as exc:
+            raise FrontierError(_scrub(f"bad frontier URL {display_url(url)}: {exc}", _secrets_of(url))) from None
+        frontier = cls(client, url, job, worker, lease=lease, key_ttl=key_ttl)  # type: ignore[arg-type]
+        frontier._call("connect", client.ping)
+        return frontier
+
+    def key(self, name: str) -> str:
+        return self.prefix + name
+
+    @property
+    def commands(self) -> int:
+        """Redis commands sent so far (each one round trip)."""
+        return self.redis.commands
+
+    def close(self) -> None:
+        """Close the connections (the frontier's state stays in Redis)."""
+        self.redis.close()
+
+    # --- workers --------------------------------------------------------------------------
+
+    def register(self, state: str = BUSY, requests: int = 0) -> None:
+        """Join the job (creating it if it is new). A new worker is busy until it first finds nothing to do."""
+        self._heartbeat(state, requests, register=True)
+
+    def heartbeat(self, state: str, requests: int = 0) -> bool:
+        """Say this worker is alive and ``state``; False when it had been taken for dead (its leases requeued)."""
+        return self._heartbeat(state, requests, register=False)
+
+    def _heartbeat(self, state: str, requests: int, *, register: bool) -> bool:
+        host, pid = socket.gethostname(), os.getpid()
+        info = {"host": host, "pid": pid, "started": self.started, "state": state, "requests": requests}
+        known = self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0")
+        return bool(known)
+
+    def unregister(self, *, requeue: bool = True) -> list[str]:
+        """Leave the job. What this worker still holds goes back to the queue, or with ``requeue=False``
+        (a worker that finished: everything it fetched is committed) is let go. Returns those URLs."""
+        return list(self._run("unregister", self.worker, "1" if requeue else "0"))
+
+    def requeue_dead(self) -> list[str]:
+        """Put back in the queue what workers silent for longer than the lease held, and forget them."""
+        return list(self._run("requeue_dead", repr(self.lease_seconds)))
+
+    # --- the job ----------------------------------------------------------------------------
+
+    def mark_seeded(self) -> None:
+        """Every input of the job is queued: the job may end once the queue and the leases are empty."""
+        self._call("mark seeded", self.redis.hset, self.key("meta"), "seeded", "1")
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self._call("read meta", self.redis.hget, self.key("meta"), "seeded") == "1")
+
+    def share_hosts(self, hosts: Iterable[str]) -> None:
+        """The hosts the inputs name (trusted even when private): every worker of the job trusts them too."""
+        known = set(self.shared_hosts()) | set(hosts)
+        self._call("share input hosts", self.redis.hset, self.key("meta"), "input_hosts", json.dumps(sorted(known)))
+
+    def shared_hosts(self) -> list[str]:
+        raw = self._call("read input hosts", self.redis.hget, self.key("meta"), "input_hosts")
+        return [str(h) for h in json.loads(raw)] if raw else []
+
+    def queued(self) -> int:
+        return int(self._call("count the queue", self.redis.zcard, self.key("queue")))
+
+    def status(self) -> FrontierStatus:
+        """The job as it is now: one atomic snapshot."""
+        raw = json.loads(self._run("snapshot"))
+        now = float(raw["now"])
+        meta = _pairs(raw["meta"])
+        names = list(_pairs(raw["workers"]).items())
+        held = raw["held"] if isinstance(raw["held"], list) else []
+        workers = [
+            _worker_status(wid, info, now, held[i] if i < len(held) else 0, self.lease_seconds)
+            for i, (wid, info) in enumerate(names)
+        ]
+        return FrontierStatus(
+            job=self.job,
+            display_url=self.display_url,
+            state=meta.get("state") or ("running" if meta else "absent"),
+            seeded=meta.get("seeded") == "1",
+            queued=int(raw["queued"]),
+            leased=int(raw["leased"]),
+            seen=int(raw["seen"]),
+            workers=sorted(workers, key=lambda w: w.id),
+        )
+
+    def is_done(self) -> bool:
+        """Seeded, nothing queued, nothing leased, every live worker idle."""
+        return self.status().done
+
+    def is_quiet(self) -> bool:
+        """:attr:`FrontierStatus.quiet`: the idle workers may close (the job is done once they have)."""
+        return self.status().quiet
+
+    def finish(self) -> None:
+        """Mark the job done; every key of the job expires ``key_ttl`` seconds from now."""
+        self._run("finish", str(int(self.key_ttl)))
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def push(
+        self, url: str, encoded: str, *, priority: int = 0, fingerprint: str | None = None, release: Iterable[str] = ()
+    ) -> bool:
+        """Queue a request unless ``fingerprint`` was seen; the URLs in ``release`` are no longer leased.
+
+        Within one priority, requests go in an order spread by a hash of the URL, so the
+        queue's head is not one site's (which ``CONCURRENT_REQUESTS_PER_DOMAIN`` would serialise).
+        """
+        member = f"{url}\n{encoded}"
+        token = str(next(self._tokens))
+        return bool(
+            self._run("push", self.worker, token, fingerprint or "", repr(_score(url, priority)), member, *release)
+        )
+
+    def pop(self, *, mark_busy: bool = False) -> tuple[str, str] | None:
+        """Take the next request and lease its URL to this worker: (url, encoded), None when the queue is empty."""
+        got = self._run("pop", self.worker, str(next(self._tokens)), "1" if mark_busy else "0")
+        if not got:
+            return None
+        url, _, encoded = str(got[0]).rpartition("\n")
+        return url, encoded
+
+    def lease(self, url: str, encoded: str, *, priority: int = 0) -> None:
+        """Lease ``url`` to this worker, with the request that goes back to the queue if the worker dies."""
+        self._run("lease", self.worker, url, repr(_score(url, priority)), f"{url}\n{encoded}")
+
+    def release(self, urls: Iterable[str]) -> int:
+        """End the leases of ``urls`` (their rows are committed), whoever holds them; how many there were."""
+        todo = list(dict.fromkeys(u for u in urls if u))
+        return int(self._run("release", *todo)) if todo else 0
+
+    def leases(self) -> dict[str, str]:
+        """URL -> worker, every lease of the job."""
+        return dict(self._call("read leases", self.redis.hgetall, self.key("leases")))
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def _run(self, script: str, *args: str) -> Any:
+        return self._call(script.replace("_", " "), self._scripts[script], args=[self.prefix, *args])
+
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RedisError as exc:
+            message = f"frontier {self.display_url} (job {self.job}): {what} failed: {type(exc).__name__}: {exc}"
+            raise FrontierError(_scrub(message, self._secrets)) from None
+
+
+def _scrub(message: str, secrets_: list[str]) -> str:
+    for secret in secrets_:
+        message = message.replace(secret, "***")
+    return _one_line(message)
+
+
+def _score(url: str, priority: int) -> float:
+    """Lower is sooner: higher priority first, then a hash of the URL in [0, 1)."""
+    return -priority + zlib.crc32(url.encode("utf-8", "surrogatepass")) / 2**32
+
+
+def _pairs(value: Any) -> dict[str, str]:
+    """A Redis flat reply [k1, v1, k2, v2...] as a dict (an empty Lua table comes out of cjson as {})."""
+    if not isinstance(value, list):
+        return {}
+    return dict(zip(value[::2], value[1::2], strict=False))
+
+
+def _worker_status(wid: str, raw: str, now: float, leased: int, lease: float) -> WorkerStatus:
+    try:
+        info = json.loads(raw)
+    except ValueError:
+        info = {}
+    if not isinstance(info, dict):
+        info = {}
+    age = max(0.0, now - float(info.get("heartbeat") or 0.0))
+    pid = info.get("pid")
+    return WorkerStatus(
+        id=wid,
+        host=str(info.get("host") or ""),
+        pid=int(pid) if isinstance(pid, int | float) else None,
+        state=str(info.get("state") or BUSY),
+        heartbeat_age=age,
+        requests=int(info.get("requests") or 0),
+        leased=int(leased),
+        live=age <= lease,
+    )
+
+
+# --- requests as JSON -------------------------------------------------------------------------
+
+_TAG: Final = "__t"
+
+
+class _Unencodable(TypeError):
+    """A value the JSON codec has no form for."""
+
+
+def _pack(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, FetchContext):
+        return {_TAG: "fc", "v": value.to_json()}
+    if isinstance(value, bytes):
+        return {_TAG: "b", "v": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, list):
+        return [_pack(v) for v in value]
+    if isinstance(value, tuple):
+        return {_TAG: "t", "v": [_pack(v) for v in value]}
+    if isinstance(value, dict):
+        return _pack_dict({k: _pack(v) for k, v in value.items()})
+    raise _Unencodable(type(value).__name__)
+
+
+def _pack_dict(packed: dict[Any, Any]) -> Any:
+    """A dict whose values are packed: as a JSON object when its keys allow it."""
+    if all(isinstance(k, str) for k in packed) and _TAG not in packed:
+        return packed
+    return {_TAG: "d", "v": [[_pack(k), v] for k, v in packed.items()]}
+
+
+_UNPACK: dict[str, Callable[[Any], Any]] = {
+    "fc": lambda v: FetchContext.from_json(v),
+    "b": lambda v: base64.b64decode(v),
+    "t": lambda v: tuple(_unpack(x) for x in v),
+    "d": lambda v: {_unpack(k): _unpack(x) for k, x in v},
+}
+
+
+def _unpack(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_unpack(v) for v in value]
+    if isinstance(value, dict):
+        tag = value.get(_TAG)
+        if tag is None:
+            return {k: _unpack(v) for k, v in value.items()}
+        if tag not in _UNPACK:
+            raise ValueError(f"unknown tag {tag!r} in a queued request")
+        return _UNPACK[tag](value["v"])
+    return value
+
+
+class RequestCodec:
+    """scrapy-redis's serializer interface (``dumps``/``loads``): request dicts as JSON.
+
+    A ``meta`` value of a type JSON cannot carry is left out of the queued copy and
+    ``on_drop(key, type_name)`` is told; any other field that cannot be carried raises ``TypeError``.
+    """
+
+    def __init__(self, on_drop: Callable[[str, str], None] | None = None) -> None:
+        self.on_drop = on_drop
+
+    def dumps(self, obj: Mapping[str, Any]) -> str:
+        meta: dict[Any, Any] = {}
+        for key, value in (obj.get("meta") or {}).items():
+            try:
+                meta[key] = _pack(value)
+            except _Unencodable as exc:
+                if self.on_drop is not None:
+                    self.on_drop(str(key), str(exc))
+        out = {k: _pack(v) for k, v in obj.items() if k != "meta"}
+        out["meta"] = _pack_dict(meta)
+        return json.dumps(out, separators=(",", ":"))
+
+    def loads(self, data: str | bytes) -> dict[str, Any]:
+        obj = _unpack(json.loads(data))
+        if not isinstance(obj, dict):
+            raise ValueError("a queued request is not a JSON object")
+        return obj
+
+
+def _method_name(func: Any, spider: Spider) -> str | None:
+    """The name of the spider method ``func`` is (None for no callback); ValueError otherwise."""
+    if func is None:
+        return None
+    name = getattr(func, "__name__", "")
+    if getattr(func, "__self__", None) is spider and getattr(spider, name, None) == func:
+        return str(name)
+    raise ValueError(f"{func!r} is not a method of the spider")
+
+
+class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no type information
+    """scrapy-redis's priority queue on the job's key, with pops that lease (through :class:`Frontier`)."""
+
+    def __init__(self, frontier: Frontier, spider: Spider, codec: RequestCodec) -> None:
+        # scrapy-redis formats the key with %(spider)s: a '%' in the job id must survive that.
+        super().__init__(frontier.redis, spider, frontier.key("queue").replace("%", "%%"), serializer=codec)
+        self.frontier = frontier
+
+    def encode(self, request: Request) -> str:
+        try:
+            names = (_method_name(request.callback, self.spider), _method_name(request.errback, self.spider))
+        except ValueError:
+            return str(self._encode_request(request))  # scrapy-redis's way: to_dict(spider=...) finds the names
+        obj = request.replace(callback=None, errback=None).to_dict()
+        obj["callback"], obj["errback"] = names
+        return str(self.serializer.dumps(obj))
+
+    def decode(self, encoded: str) -> Request:
+        return request_from_dict(self.serializer.loads(encoded), spider=self.spider)
+
+    def push(
+        self, request: Request, fingerprint: str | None = None, release: Iterable[str] = ()
+    ) -> bool:  # scrapy-redis's push(request), plus the duplicate check and the leases it ends
+        return self.frontier.push(
+            request.url, self.encode(request), priority=request.priority, fingerprint=fingerprint, release=release
+        )
+
+    def pop(self, timeout: int = 0, *, mark_busy: bool = False) -> tuple[str, str] | None:
+        return self.frontier.pop(mark_busy=mark_busy)
+
+
+class FrontierDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis has no type information
+    """scrapy-redis's Redis duplicate filter on the job's key, with Scrapy's request fingerprints.
+
+    It is never cleared at close: the job's keys expire with the job instead.
+    """
+
+    def __init__(self, server: redis.Redis, key: str, fingerprinter: Any, *, debug: bool = False) -> None:
+        super().__init__(server, key, debug=debug)
+        self.fingerprinter = fingerprinter
+
+    def request_fingerprint(self, request: Request) -> str:
+        return str(self.fingerprinter.fingerprint(request).hex())
+
+    def close(self, reason: str = "") -> None:
+        pass
+
+
+# --- the Scrapy scheduler -----------------------------------------------------------------------
+
+
+class FrontierScheduler(BaseScheduler):
+    """Scrapy's scheduler interface on the job's frontier (``SCHEDULER = "crawler.frontier.FrontierScheduler"``).
+
+    Needs the :class:`FrontierWorker` extension (it holds the worker's one :class:`Frontier`).
+    A request that cannot go to Redis as JSON stays in this process (like Scrapy's
+    memory fallback for a disk queue). A Redis error stops the crawl with ``frontier_error``.
+    """
+
+    def __init__(self, crawler: Crawler, worker: FrontierWorker, frontier: Frontier) -> None:
+        self.crawler = crawler
+        self.worker = worker
+        self.frontier = frontier
+        self.stats = crawler.stats
+        self.spider: Spider | None = None
+        self.queue: FrontierQueue | None = None
+        self.df: FrontierDupeFilter | None = None
+        self.local: deque[Request] = deque()
+        self._warned: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        worker = crawler.get_extension(FrontierWorker)
+        if worker is None or worker.frontier is None:
+            raise FrontierError(
+                "crawler.frontier.FrontierScheduler needs FEEDCENSUS_FRONTIER and the crawler.frontier.FrontierWorker extension"
+            )
+        return cls(crawler, worker, worker.frontier)
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.queue = FrontierQueue(self.frontier, spider, RequestCodec(self._meta_dropped))
+        self.df = FrontierDupeFilter(
+            self.frontier.redis,
+            self.frontier.key("dupefilter"),
+            self.crawler.request_fingerprinter,
+            debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
+        )
+        try:
+            queued = self.frontier.queued()
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return
+        logger.info("frontier %s: job %s, %d requests queued", self.frontier.display_url, self.frontier.job, queued)
+
+    def close(self, reason: str) -> None:
+        """The queue persists: other workers go on with it (and it expires with the job)."""
+        if self.local:
+            logger.warning("frontier: %d requests that could not be queued in Redis were not fetched", len(self.local))
+
+    def has_pending_requests(self) -> bool:
+        if self.local:
+            return True
+        if self.worker.failed is not None:
+            return False
+        try:
+            return self.frontier.queued() > 0
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return False
+
+    def enqueue_request(self, request: Request) -> bool:
+        """Queue a request in Redis; False (dropped) when its fingerprint was seen in this job.
+
+        The URLs it stands for (its own, and those of the redirects that led to it) are no
+        longer leased: the queued request will give their row. After a frontier error the
+        request is let go (True: it is no duplicate, and the crawl is stopping).
+        """
+        assert self.queue is not None and self.df is not None, "the scheduler is not open"
+        if self.worker.failed is not None:
+            return True
+        fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
+        release = [request.url, *(str(u) for u in request.meta.get("redirect_urls") or ())]
+        try:
+            added = self.queue.push(request, fingerprint, release)
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return True
+        except (TypeError, ValueError) as exc:
+            self._warn_once("local", "frontier: a request cannot be queued in Redis (%s); this worker fetches it", exc)
+            self._inc("feedcensus/frontier/kept_local")
+            self.local.append(request)
+            return True
+        if not added:
+            if len(release) > 2:
+                # Its row names the first URL of the chain (ParquetPipeline.request_dropped): the hop
+                # leased now is released with that row.
+                self.worker.alias(release[1], release[1:])
+            self.df.log(request, self.spider)
+            self._inc("dupefilter/filtered")
+            return False
+        self._inc("scheduler/enqueued/frontier")
+        return True
+
+    def next_request(self) -> Request | None:
+        """The next request of the job, its URL now leased to this worker."""
+        if self.local:
+            return self.local.popleft()
+        if self.worker.failed is not None or self.queue is None:
+            return None
+        mark_busy = self.worker.state != BUSY
+        try:
+            popped = self.queue.pop(mark_busy=mark_busy)
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return None
+        if popped is None:
+            return None
+        self.worker.took_request()
+        url, encoded = popped
+        try:
+            request = self.queue.decode(encoded)
+        except (TypeError, ValueError, KeyError) as exc:
+            self._bad_request(url, exc)
+            return None
+        self._inc(STAT_LEASED)
+        self._inc("scheduler/dequeued/frontier")
+        return request
+
+    def _bad_request(self, url: str, exc: Exception) -> None:
+        """A queued request that cannot be read: logged, counted and let go (it would never end otherwise)."""
+        self._warn_once("bad", "frontier: a queued request cannot be read (%s: %s); dropped", type(exc).__name__, exc)
+        self._inc("feedcensus/frontier/unreadable")
+        try:
+            self.frontier.release([url])
+        except FrontierError as error:
+            self.worker.fail(error)
+
+    def _meta_dropped(self, key: str, type_name: str) -> None:
+        self._inc(f"feedcensus/frontier/meta_dropped/{key}")
+        self._warn_once(f"meta:{key}", "frontier: meta[%r] (%s) cannot be queued as JSON; left out", key, type_name)
+
+    def _warn_once(self, what: str, message: str, *args: Any) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            logger.warning(message, *args)
+
+    def _inc(self, name: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(name, count)
+
+
+# --- the worker: heartbeat, releases, the end of the job --------------------------------------------
+
+
+class FrontierWorker:
+    """This process as a worker of the job (a Scrapy extension; does nothing without ``FEEDCENSUS_FRONTIER``).
+
+    At ``spider_opened`` it registers (busy until it first finds nothing to do, so a job does
+    not end while its coordinator is still queueing inputs) and starts a heartbeat that also
+    puts dead workers' requests back. After each dataset commit it notes the URLs of the
+    committed ``fetch_log`` rows; it releases them at the heartbeat after next (by then the
+    requests their responses made are queued) or when the spider is idle. At ``spider_idle``
+    it lets the spider close only when the job is quiet; at ``spider_closed``, after the
+    dataset's last commit, it releases, hands back what it still holds, unregisters and marks
+    the job done when it is.
+    """
+
+    def __init__(self, crawler: Crawler, frontier: Frontier | None, *, heartbeat: float = DEFAULT_HEARTBEAT) -> None:
+        self.crawler = crawler
+        self.frontier = frontier
+        self.interval = heartbeat
+        self.state: str = BUSY
+        self.requests = 0
+        #: The error that stopped the frontier, one line; None while it works.
+        self.failed: str | None = None
+        self.dataset: Dataset | None = None
+        self._lock = threading.Lock()
+        self._fresh: list[str] = []  # committed since the last heartbeat (appended on the writer thread)
+        self._aliases: dict[str, list[str]] = {}  # a row's URL -> more URLs its commit releases
+        self._ready: list[str] = []  # committed before it: released at the next heartbeat
+        self._loop: task.LoopingCall | None = None
+        self._warned_dead = False
+        if frontier is not None:
+            crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
+            crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        url = str(settings.get("FEEDCENSUS_FRONTIER") or "")
+        if not url:
+            return cls(crawler, None)
+        lease = settings.getfloat("FEEDCENSUS_FRONTIER_LEASE", DEFAULT_LEASE)
+        heartbeat = settings.getfloat("FEEDCENSUS_FRONTIER_HEARTBEAT", DEFAULT_HEARTBEAT)
+        if not 0 < heartbeat < lease:
+            raise FrontierError(
+                f"FEEDCENSUS_FRONTIER_HEARTBEAT ({heartbeat:g}) must be above 0 and below FEEDCENSUS_FRONTIER_LEASE ({lease:g})"
+            )
+        frontier = Frontier.connect(
+            url,
+            str(settings.get("FEEDCENSUS_JOB_ID") or ""),
+            str(settings.get("FEEDCENSUS_WORKER_ID") or "") or None,
+            lease=lease,
+            key_ttl=settings.getint("FEEDCENSUS_FRONTIER_KEY_TTL", DEFAULT_KEY_TTL),
+        )
+        return cls(crawler, frontier, heartbeat=heartbeat)
+
+    # --- what the spider and the scheduler call --------------------------------------------
+
+    def input_hosts(self, mine: set[str]) -> set[str]:
+        """The hosts the job's inputs name: this process's (shared with the others) and the others'."""
+        if self.frontier is None or self.failed is not None:
+            return mine
+        try:
+            if mine:
+                self.frontier.share_hosts(mine)
+            return mine | set(self.frontier.shared_hosts())
+        except FrontierError as exc:
+            self.fail(exc)
+            return mine
+
+    def seeded(self) -> None:
+        """The coordinator has queued every input (the spider calls this at the end of ``start()``)."""
+        if self.frontier is None or self.failed is not None:
+            return
+        try:
+            self.frontier.mark_seeded()
+        except FrontierError as exc:
+            self.fail(exc)
+
+    def alias(self, url: str, urls: Iterable[str]) -> None:
+        """When the row of ``url`` is committed, release ``urls`` too (a redirect chain dropped as a duplicate)."""
+        with self._lock:
+            self._aliases.setdefault(url, []).extend(urls)
+
+    def took_request(self) -> None:
+        """The scheduler leased a request to this worker (the pop marked it busy)."""
+        self.state = BUSY
+        self.requests += 1
+
+    def fail(self, exc: Exception, *, stop: bool = True) -> None:
+        """The frontier failed: one stats line, one log line, and the crawl stops with ``frontier_error``."""
+        message = _one_line(str(exc))
+        if self.failed is not None:
+            logger.debug("frontier: %s", message)
+            return
+        self.failed = message
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.set_value(STAT_ERROR, message)
+        logger.error("%s; stopping the crawl", message)
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # no engine yet: the crawl has not started
+            return
+        if stop and engine is not None and engine.running and engine.spider is not None:
+            deferred_from_coro(engine.close_spider_async(reason=FRONTIER_ERROR))
+
+    # --- signals -----------------------------------------------------------------------------------
+
+    def spider_opened(self) -> None:
+        assert self.frontier is not None
+        self.dataset = self.crawler.get_extension(Dataset)
+        if self.dataset is not None:
+            self.dataset.after_commit.append(self.committed)
+        try:
+            self.frontier.register(BUSY)
+        except FrontierError as exc:
+            self.fail(exc)
+            return
+        logger.info(
+            "frontier %s: worker %s joined job %s", self.frontier.display_url, self.frontier.worker, self.frontier.job
+        )
+        self._loop = task.LoopingCall(self.tick)
+        self._loop.clock = _reactor()
+        self._loop.start(self.interval, now=False)
+
+    def committed(self, batch: Batch) -> None:
+        """After a dataset commit (writer thread): its ``fetch_log`` rows' URLs are done."""
+        urls: list[str] = []
+        for row in batch.tables.get("fetch_log") or ():
+            urls += [u for u in (row.get("url"), row.get("final_url")) if isinstance(u, str) and u]
+        if urls:
+            with self._lock:
+                for url in list(urls):
+                    urls += self._aliases.pop(url, ())
+                self._fresh += urls
+
+    def tick(self) -> None:
+        """Every ``FEEDCENSUS_FRONTIER_HEARTBEAT`` seconds: release, heartbeat, requeue dead workers' leases."""
+        if self.frontier is None or self.failed is not None:
+            return
+        with self._lock:
+            ready, self._ready, self._fresh = self._ready, self._fresh, []
+        try:
+            self._release(ready)
+            self._heartbeat(self.state)
+            self._requeue_dead()
+        except FrontierError as exc:
+            self.fail(exc)
+
+    def spider_idle(self) -> None:
+        """Nothing to do here: close if the job is quiet, else keep waiting (``DontCloseSpider``).
+
+        After a frontier error the spider closes with ``frontier_error`` (also when the error came
+        before the engine ran, when :meth:`fail` could not close it).
+        """
+        if self.frontier is None:
+            return
+        if self.failed is None:
+            try:
+                if self.idle():
+                    return
+            except FrontierError as exc:
+                self.fail(exc)
+        if self.failed is not None:
+            raise CloseSpider(FRONTIER_ERROR)
+        raise DontCloseSpider
+
+    def idle(self) -> bool:
+        """Release everything committed (the scraper is idle: every request it made is queued), say idle,
+        requeue dead workers' leases; True when the job is quiet and this worker may close."""
+        assert self.frontier is not None
+        dataset = self.dataset
+        if dataset is not None and dataset.writer.pending:
+            deferred_from_coro(dataset.commit_if_due())  # commits what has waited FEEDCENSUS_FLUSH_SECONDS
+        self._release(self._take_committed())
+        self._requeue_dead()
+        self.state = IDLE
+        self._heartbeat(IDLE)
+        status = self.frontier.status()
+        if status.quiet:
+            logger.info(
+                "frontier: job %s is quiet (%d leases wait for their commits); worker %s closes",
+                self.frontier.job,
+                status.leased,
+                self.frontier.worker,
+            )
+        return status.quiet
+
+    async def spider_closed(self, reason: str) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        settled = await self._dataset_settled()
+        self.close(reason, settled=settled)
+
+    def close(self, reason: str, *, settled: bool = True) -> None:
+        """After the dataset's last commit: release, leave, and end the job if it is done.
+
+        A worker that finished (and whose dataset closed) has committed every row it will
+        write: a lease it still holds is one no row named, let go (``feedcensus/frontier/orphaned``).
+        Otherwise (Ctrl-C, a shutdown, a dataset error) what it holds goes back to the queue.
+        """
+        frontier = self.frontier
+        if frontier is None:
+            return
+        stats = self.crawler.stats
+        try:
+            if self.failed is None:
+                self._release(self._take_committed())
+                self._heartbeat(CLOSED)
+                self._leave(reason, requeue=reason != "finished" or not settled)
+                if frontier.is_done():
+                    frontier.finish()
+                    logger.info("frontier: job %s is done", frontier.job)
+        except FrontierError as exc:
+            self.fail(exc, stop=False)
+        finally:
+            if stats is not None:
+                stats.set_value(STAT_COMMANDS, frontier.commands)
+            frontier.close()
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    def _leave(self, reason: str, *, requeue: bool) -> None:
+        assert self.frontier is not None
+        back = self.frontier.unregister(requeue=requeue)
+        if not back:
+            return
+        if requeue:
+            self._inc(STAT_REQUEUED, len(back))
+            logger.info("frontier: %d requests this worker held went back to the queue (%s)", len(back), reason)
+        else:
+            self._inc(STAT_ORPHANED, len(back))
+            logger.warning("frontier: %d leases no committed row named were let go, e.g. %s", len(back), back[0])
+
+    def _take_committed(self) -> list[str]:
+        with self._lock:
+            urls = self._ready + self._fresh
+            self._ready, self._fresh = [], []
+        return urls
+
+    def _release(self, urls: list[str]) -> None:
+        assert self.frontier is not None
+        if urls:
+            self._inc(STAT_RELEASED, self.frontier.release(urls))
+
+    def _heartbeat(self, state: str) -> None:
+        assert self.frontier is not None
+        if not self.frontier.heartbeat(state, self.requests) and not self._warned_dead:
+            self._warned_dead = True
+            logger.warning(
+                "frontier: worker %s had been taken for dead (silent for over %g s): what it held was requeued",
+                self.frontier.worker,
+                self.frontier.lease_seconds,
+            )
+
+    def _requeue_dead(self) -> None:
+        assert self.frontier is not None
+        back = self.frontier.requeue_dead()
+        if back:
+            self._inc(STAT_REQUEUED, len(back))
+            logger.warning("frontier: %d requests of dead workers went back to the queue", len(back))
+
+    async def _dataset_settled(self) -> bool:
+        """Wait for the dataset's last commit (it runs in its own ``spider_closed`` handler, concurrently)."""
+        dataset = self.dataset
+        if dataset is None:
+            return True
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        while not dataset.closed and time.monotonic() < deadline:
+            await maybe_deferred_to_future(task.deferLater(_reactor(), 0.05, lambda: None))
+        if not dataset.closed:
+            logger.warning("frontier: the dataset did not close within %g s; leaving the job anyway", SETTLE_TIMEOUT)
+        return bool(dataset.closed)
+
+    def _inc(self, name: str, count: int = 1) -> None:
+        stats = self.crawler.stats
+        if stats is not None and count:
+            stats.inc_value(name, count)
+
+
+def _reactor() -> Any:
+    from twisted.internet import reactor
+
+    return reactor

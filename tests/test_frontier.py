@@ -1,0 +1,657 @@
+"""The distributed crawl's frontier (crawler/frontier.py) against a real redis-server on 127.0.0.1.
+
+No mocks: every test starts its own ``redis-server`` in a throwaway folder (tests/redisserver.py),
+and the scheduler tests build the census spider's crawler the way Scrapy does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.utils.test import get_crawler
+
+from crawler.frontier import (
+    BUSY,
+    IDLE,
+    Frontier,
+    FrontierError,
+    FrontierScheduler,
+    FrontierWorker,
+    display_url,
+)
+from crawler.requests import make_request
+from crawler.spiders.census import CensusSpider
+from pipelines.dataset.store import Batch
+from schemas.items import FetchContext
+from schemas.vocab import Expect, Via
+from tests.redisserver import RedisServer, redis_server
+
+__all__ = ["redis_server"]  # the fixture, imported for the tests below
+
+REPO = Path(__file__).resolve().parents[1]
+CTX = FetchContext(via=Via.AUTODISCOVERY, source="http://a.example/", depth=2, kind=Expect.FEED, include_depth=1)
+
+
+def connect(server: RedisServer, job: str = "j1", worker: str = "w1", **kwargs: Any) -> Frontier:
+    return Frontier.connect(server.url, job, worker, **kwargs)
+
+
+def raw(server: RedisServer) -> redis.Redis:
+    return redis.Redis.from_url(server.url, decode_responses=True)
+
+
+def server_time(r: redis.Redis) -> float:
+    seconds, micros = r.time()
+    return float(seconds) + micros / 1e6
+
+
+def make_old(r: redis.Redis, job: str, worker: str, age: float) -> None:
+    """Write ``worker``'s heartbeat as ``age`` seconds old, straight into the workers hash."""
+    key = f"feedcensus:{job}:workers"
+    info = json.loads(r.hget(key, worker) or "{}")
+    info["heartbeat"] = server_time(r) - age
+    r.hset(key, worker, json.dumps(info))
+
+
+# --- the frontier alone ----------------------------------------------------------------------------
+
+
+def test_a_popped_request_is_leased_until_released(redis_server: RedisServer) -> None:
+    f = connect(redis_server)
+    f.register()
+    assert f.push("http://a.example/1", "one", fingerprint="fp1") is True
+    assert f.push("http://a.example/2", "two", priority=5, fingerprint="fp2") is True
+    assert f.pop() == ("http://a.example/2", "two")  # higher priority first
+    assert f.leases() == {"http://a.example/2": "w1"}
+    status = f.status()
+    assert (status.queued, status.leased, status.seen) == (1, 1, 2)
+    assert [(w.id, w.leased) for w in status.workers] == [("w1", 1)]
+    assert f.release(["http://a.example/2", "http://a.example/never-leased"]) == 1
+    assert f.leases() == {}
+    assert raw(redis_server).exists("feedcensus:j1:held:w1") == 0
+    assert f.pop() == ("http://a.example/1", "one")
+    assert f.pop() is None
+    f.lease("http://a.example/3", "three")  # a lease taken directly goes back to the queue like a popped one
+    assert sorted(f.unregister()) == ["http://a.example/1", "http://a.example/3"]
+    assert (f.queued(), f.leases()) == (2, {})
+
+
+def test_a_queued_request_ends_the_leases_of_the_urls_it_stands_for(redis_server: RedisServer) -> None:
+    f = connect(redis_server)
+    f.push("http://a.example/old", "redirected", fingerprint="fp-old")
+    assert f.pop() == ("http://a.example/old", "redirected")
+    assert f.push("http://a.example/new", "target", fingerprint="fp-new", release=["http://a.example/old"])
+    assert f.leases() == {}
+    assert f.queued() == 1
+
+
+def test_a_fingerprint_is_queued_once_per_job(redis_server: RedisServer) -> None:
+    f = connect(redis_server)
+    assert f.push("http://a.example/", "first", fingerprint="fp") is True
+    assert f.push("http://a.example/", "second", fingerprint="fp") is False
+    assert f.push("http://a.example/", "retry", fingerprint=None) is True  # dont_filter
+    assert f.queued() == 2
+
+
+def test_requeue_dead_puts_back_exactly_the_dead_workers_leases(redis_server: RedisServer) -> None:
+    r = raw(redis_server)
+    alive, dead = connect(redis_server, worker="alive"), connect(redis_server, worker="dead")
+    alive.register()
+    dead.register()
+    for i in range(5):
+        alive.push(f"http://a.example/{i}", f"req{i}", priority=-i, fingerprint=f"fp{i}")
+    taken_by_dead = [dead.pop(), dead.pop()]
+    taken_by_alive = alive.pop()
+    assert taken_by_dead == [("http://a.example/0", "req0"), ("http://a.example/1", "req1")]
+    assert alive.requeue_dead() == []  # both heartbeats are fresh
+
+    make_old(r, "j1", "dead", age=120)
+    back = alive.requeue_dead()
+
+    assert sorted(back) == ["http://a.example/0", "http://a.example/1"]
+    assert alive.leases() == {"http://a.example/2": "alive"} and taken_by_alive == ("http://a.example/2", "req2")
+    assert [w.id for w in alive.status().workers] == ["alive"]
+    assert r.exists("feedcensus:j1:held:dead") == 0
+    # Back with their priority: they come out first again.
+    assert [alive.pop(), alive.pop()] == taken_by_dead
+    assert alive.requeue_dead() == []
+
+
+def test_a_worker_killed_with_sigkill_has_its_leases_taken_back(redis_server: RedisServer) -> None:
+    coordinator = connect(redis_server, worker="coordinator", lease=0.5)
+    for i in range(3):
+        coordinator.push(f"http://a.example/{i}", f"req{i}", fingerprint=f"fp{i}")
+    script = (
+        "import sys, time\n"
+        "from crawler.frontier import Frontier\n"
+        "f = Frontier.connect(sys.argv[1], 'j1', 'victim')\n"
+        "f.register()\n"
+        "print(f.pop()[0]); print(f.pop()[0], flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script, redis_server.url], cwd=REPO, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            held = sorted([proc.stdout.readline().strip(), proc.stdout.readline().strip()])
+            assert set(coordinator.leases()) == set(held)
+        finally:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    back: list[str] = []
+    while not back and time.monotonic() < deadline:
+        time.sleep(0.2)
+        back = coordinator.requeue_dead()
+    assert sorted(back) == held
+    assert coordinator.leases() == {} and coordinator.queued() == 3
+
+
+def test_is_done_needs_the_inputs_an_empty_queue_no_leases_and_every_worker_idle(redis_server: RedisServer) -> None:
+    a, b = connect(redis_server, worker="a"), connect(redis_server, worker="b")
+    a.register(IDLE)
+    b.register(IDLE)
+    assert not a.is_done()  # not seeded: the coordinator may still be queueing inputs
+    a.push("http://a.example/", "r", fingerprint="fp")
+    a.mark_seeded()
+    assert a.seeded and not a.is_done()  # queued
+    assert a.pop() is not None
+    assert not a.is_done()  # leased
+    assert a.is_quiet()  # ...by an idle worker: it may close (and commit), then the job is done
+    b.heartbeat(BUSY)
+    assert not a.is_quiet()  # busy workers may still queue requests
+    a.release(["http://a.example/"])
+    assert not a.is_done()
+    b.heartbeat(IDLE)
+    assert a.is_done() and b.is_done()
+    b.heartbeat(BUSY)
+    make_old(raw(redis_server), "j1", "b", age=120)
+    assert a.is_done()  # a dead worker's state does not count (its leases would)
+
+
+def test_a_lease_held_by_a_dead_worker_keeps_the_job_open(redis_server: RedisServer) -> None:
+    a, b = connect(redis_server, worker="a", lease=30), connect(redis_server, worker="b", lease=30)
+    a.register(IDLE)
+    b.register(IDLE)
+    a.push("http://a.example/", "r", fingerprint="fp")
+    a.mark_seeded()
+    assert b.pop() is not None
+    b.heartbeat(IDLE)
+    make_old(raw(redis_server), "j1", "b", age=60)
+    assert not a.is_quiet() and not a.is_done()
+    assert a.requeue_dead() == ["http://a.example/"]
+    assert not a.is_quiet() and a.queued() == 1
+
+
+def test_finish_marks_the_job_done_and_makes_every_key_expire(redis_server: RedisServer) -> None:
+    r = raw(redis_server)
+    f = connect(redis_server, key_ttl=3600)
+    f.register(IDLE)
+    for i in range(2):
+        f.push(f"http://a.example/{i}", "r", fingerprint=f"fp{i}")
+    f.pop()
+    f.mark_seeded()
+    f.finish()
+    keys = set(r.scan_iter("feedcensus:j1:*"))
+    names = ("queue", "dupefilter", "leases", "workers", "meta", "last", "held:w1")
+    assert keys == {f"feedcensus:j1:{k}" for k in names}
+    assert all(0 < r.ttl(k) <= 3600 for k in keys)
+    assert f.status().state == "done"
+
+
+def test_jobs_have_their_own_keys(redis_server: RedisServer) -> None:
+    r = raw(redis_server)
+    one, two = connect(redis_server, job="monday"), connect(redis_server, job="tuesday")
+    assert one.push("http://a.example/feed", "r", fingerprint="same") is True
+    assert two.push("http://a.example/feed", "r", fingerprint="same") is True  # no inherited duplicate filter
+    assert one.pop() is not None
+    assert (one.queued(), two.queued()) == (0, 1)
+    assert two.leases() == {}
+    one.finish()
+    assert r.ttl("feedcensus:tuesday:queue") == -1  # the other job's keys do not expire
+    assert two.status().state == "absent" and one.status().state == "done"
+
+
+def test_the_state_survives_a_redis_restart(redis_server: RedisServer) -> None:
+    f = connect(redis_server)
+    f.push("http://a.example/", "r", fingerprint="fp")
+    f.mark_seeded()
+    redis_server.restart()
+    # The client reconnects (its old connection is dead); the append-only file kept the data.
+    assert f.push("http://a.example/2", "r2", fingerprint="fp2") is True
+    assert f.queued() == 2 and f.seeded
+    assert f.push("http://a.example/", "again", fingerprint="fp") is False
+
+
+def test_a_push_or_pop_sent_twice_runs_once(redis_server: RedisServer) -> None:
+    """redis-py sends a call again after a reset connection: the reply may be all that was lost."""
+    f = connect(redis_server)
+    member, score = "http://a.example/\nr", "0.5"
+    assert f._run("push", "w1", "t1", "fp", score, member) == 1
+    assert f._run("push", "w1", "t1", "fp", score, member) == 1  # the same call: not a duplicate
+    assert f._run("push", "w1", "t2", "fp", score, member) == 0  # a new call: a duplicate
+    f.push("http://a.example/other", "o", fingerprint="fp-other", priority=-5)
+    first = f._run("pop", "w1", "t3", "0")
+    assert f._run("pop", "w1", "t3", "0") == first == [member, score]
+    assert f.queued() == 1 and f.leases() == {"http://a.example/": "w1"}
+    assert f.pop() == ("http://a.example/other", "o")
+
+
+# --- failures and credentials ----------------------------------------------------------------------
+
+
+def test_redis_stopped_mid_way_is_one_frontier_error(redis_server: RedisServer) -> None:
+    f = connect(redis_server)
+    f.push("http://a.example/", "r", fingerprint="fp")
+    redis_server.stop()
+    with pytest.raises(FrontierError) as caught:
+        f.pop()
+    message = str(caught.value)
+    assert "\n" not in message and f"127.0.0.1:{redis_server.port}" in message and "pop failed" in message
+
+
+def test_an_unreachable_frontier_is_refused_at_connect(redis_server: RedisServer) -> None:
+    redis_server.stop()
+    with pytest.raises(FrontierError, match=r"connect failed: ConnectionError"):
+        connect(redis_server)
+    with pytest.raises(FrontierError, match=r"^bad frontier URL http://127\.0\.0\.1:1/0: .*redis://"):
+        Frontier.connect("http://127.0.0.1:1/0", "j1")
+    with pytest.raises(FrontierError, match="needs a job id"):
+        Frontier.connect(redis_server.url, "")
+
+
+def test_a_password_never_appears_in_messages(tmp_path: Path) -> None:
+    secret = "s3cr3t-p@ss"
+    assert display_url("redis://:s3cr3t@h:6379/0") == "redis://:***@h:6379/0"
+    assert display_url("redis://user:s3cr3t@h:6379/0") == "redis://user:***@h:6379/0"
+    assert display_url("redis://h:6379/0?password=s3cr3t&db=1") == "redis://h:6379/0?password=***&db=1"
+    assert display_url("redis://h:6379/0") == "redis://h:6379/0"
+    with RedisServer(tmp_path / "redis", password=secret) as server:
+        wrong = server.url.replace("s3cr3t", "WRONGpass")
+        with pytest.raises(FrontierError) as refused:
+            Frontier.connect(wrong, "j1")
+        f = Frontier.connect(server.url, "j1")
+        assert secret not in f.display_url and "***" in f.display_url
+        server.stop()
+        with pytest.raises(FrontierError) as lost:
+            f.queued()
+    for exc in (refused.value, lost.value):
+        text = str(exc)
+        assert "WRONGpass" not in text and "s3cr3t" not in text and "%40" not in text, text
+        assert f"127.0.0.1:{server.port}" in text
+
+
+# --- the scheduler ---------------------------------------------------------------------------------------
+
+
+def frontier_crawler(tmp_path: Path, server: RedisServer, **settings: Any) -> Crawler:
+    import crawler.settings as project
+
+    base = {k: getattr(project, k) for k in dir(project) if k.isupper()}
+    return get_crawler(
+        CensusSpider,
+        {
+            **base,
+            "EXTENSIONS": {**base["EXTENSIONS"], "crawler.frontier.FrontierWorker": 120},
+            "SCHEDULER": "crawler.frontier.FrontierScheduler",
+            "FEEDCENSUS_OUT": str(tmp_path / "out"),
+            "FEEDCENSUS_JOB_ID": "j1",
+            "FEEDCENSUS_WORKER_ID": "w1",
+            "FEEDCENSUS_FRONTIER": server.url,
+            **settings,
+        },
+    )
+
+
+def open_scheduler(crawler: Crawler) -> tuple[FrontierScheduler, CensusSpider]:
+    spider = CensusSpider.from_crawler(crawler)
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    return scheduler, spider
+
+
+def stat(crawler: Crawler, name: str) -> Any:
+    assert crawler.stats is not None
+    return crawler.stats.get_value(name)
+
+
+def test_a_request_round_trips_through_the_scheduler_with_its_context(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    sent = make_request(
+        "http://a.example/feed.xml",
+        CTX,
+        callback=spider.parse,
+        errback=spider.on_error,
+        priority_bias=-1,
+        validators={"If-None-Match": '"v1"'},
+    )
+    sent.meta["tuple"], sent.meta["bytes"], sent.meta["odd"] = ("a", 1), b"\x00\xff", object()
+    assert scheduler.enqueue_request(sent) is True
+    assert scheduler.has_pending_requests()
+
+    got = scheduler.next_request()
+
+    assert isinstance(got, Request) and got is not sent
+    assert (got.url, got.priority, got.dont_filter, got.method) == (sent.url, -3, False, "GET")
+    assert got.callback == spider.parse and got.errback == spider.on_error
+    assert isinstance(got.meta["fc"], FetchContext) and got.meta["fc"] == CTX
+    assert got.meta["handle_httpstatus_list"] == [304]
+    assert (got.meta["tuple"], got.meta["bytes"]) == (("a", 1), b"\x00\xff")
+    assert "odd" not in got.meta and stat(crawler, "feedcensus/frontier/meta_dropped/odd") == 1
+    assert got.headers.get("If-None-Match") == b'"v1"'
+    assert scheduler.frontier.leases() == {sent.url: "w1"}
+    assert stat(crawler, "feedcensus/frontier/leased") == 1
+    assert not scheduler.has_pending_requests() and scheduler.next_request() is None
+
+
+def test_the_duplicate_filter_uses_scrapys_fingerprints_and_drops_a_second_request(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    first = make_request("http://a.example/feed.xml", CTX, callback=spider.parse, errback=spider.on_error)
+    again = make_request("http://a.example/feed.xml", CTX, callback=spider.parse, errback=spider.on_error)
+    assert scheduler.enqueue_request(first) is True
+    assert scheduler.enqueue_request(again) is False
+    assert scheduler.enqueue_request(again.replace(dont_filter=True)) is True
+    assert stat(crawler, "dupefilter/filtered") == 1
+    fingerprint = crawler.request_fingerprinter.fingerprint(first).hex()
+    assert raw(redis_server).smembers("feedcensus:j1:dupefilter") == {fingerprint}
+
+
+def test_a_redirect_ends_the_lease_of_the_url_it_came_from(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    scheduler.enqueue_request(make_request("http://a.example/old", CTX, callback=spider.parse, errback=spider.on_error))
+    request = scheduler.next_request()
+    assert request is not None and scheduler.frontier.leases() == {"http://a.example/old": "w1"}
+    redirected = request.replace(url="http://a.example/new")
+    redirected.meta["redirect_urls"] = ["http://a.example/old"]
+    assert scheduler.enqueue_request(redirected) is True
+    assert scheduler.frontier.leases() == {}
+    got = scheduler.next_request()
+    assert got is not None and got.meta["redirect_urls"] == ["http://a.example/old"]
+    assert scheduler.frontier.leases() == {"http://a.example/new": "w1"}
+
+
+def test_a_redirect_chain_dropped_as_a_duplicate_is_released_with_its_row(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    a, b = "http://a.example/loop/a", "http://a.example/loop/b"
+    scheduler.enqueue_request(make_request(a, CTX, callback=spider.parse, errback=spider.on_error))
+    first = scheduler.next_request()
+    assert first is not None
+    to_b = first.replace(url=b)
+    to_b.meta["redirect_urls"] = [a]
+    assert scheduler.enqueue_request(to_b) is True
+    second = scheduler.next_request()
+    assert second is not None
+    back_to_a = second.replace(url=a)
+    back_to_a.meta["redirect_urls"] = [a, b]
+    assert scheduler.enqueue_request(back_to_a) is False  # a redirect loop: its row is for a, not b
+    assert scheduler.frontier.leases() == {b: "w1"}
+    worker.committed(Batch(seq=1, tables={"fetch_log": [{"url": a, "final_url": a}]}))
+    worker.tick()
+    worker.tick()
+    assert scheduler.frontier.leases() == {}
+
+
+def test_a_redis_error_in_the_scheduler_is_one_stat_and_one_log_line(
+    tmp_path: Path, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    request = make_request("http://a.example/", CTX, callback=spider.parse, errback=spider.on_error)
+    redis_server.stop()
+    with caplog.at_level(logging.ERROR, logger="crawler.frontier"):
+        assert scheduler.next_request() is None
+        assert scheduler.has_pending_requests() is False
+        assert scheduler.enqueue_request(request) is True  # let go, not reported as a duplicate
+        assert scheduler.next_request() is None
+    error = stat(crawler, "feedcensus/frontier_error")
+    assert isinstance(error, str) and "\n" not in error and "ConnectionError" in error
+    assert [r.getMessage() for r in caplog.records] == [f"{error}; stopping the crawl"]
+    assert scheduler.worker.failed == error
+    with pytest.raises(CloseSpider) as closing:
+        scheduler.worker.spider_idle()
+    assert closing.value.reason == "frontier_error"
+
+
+def test_the_scheduler_needs_the_frontier(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER="")
+    worker = crawler.get_extension(FrontierWorker)
+    assert worker is not None and worker.frontier is None
+    worker.seeded()  # without a frontier: nothing, and no error
+    with pytest.raises(FrontierError, match="needs FEEDCENSUS_FRONTIER"):
+        FrontierScheduler.from_crawler(crawler)
+
+
+# --- the worker --------------------------------------------------------------------------------------------
+
+
+def worker_of(crawler: Crawler) -> FrontierWorker:
+    worker = crawler.get_extension(FrontierWorker)
+    assert worker is not None and worker.frontier is not None
+    return worker
+
+
+def test_committed_rows_are_released_one_heartbeat_later(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    worker.frontier.register()  # type: ignore[union-attr]
+    for url in ("http://a.example/1", "http://a.example/2"):
+        scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
+        scheduler.next_request()
+    rows = [
+        {"url": "http://a.example/1", "final_url": None},
+        {"url": "http://x.example/", "final_url": "http://a.example/2"},
+    ]
+    worker.committed(Batch(seq=1, tables={"fetch_log": rows, "feeds": []}))
+    worker.tick()  # the requests those responses made may still be on their way to the queue
+    assert len(scheduler.frontier.leases()) == 2
+    worker.tick()
+    assert scheduler.frontier.leases() == {}
+    assert stat(crawler, "feedcensus/frontier/released") == 2
+
+
+def test_an_idle_worker_waits_for_busy_ones_and_closes_when_the_job_is_quiet(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    worker = worker_of(crawler)
+    frontier = worker.frontier
+    assert frontier is not None
+    other = connect(redis_server, worker="other")
+    frontier.register()
+    other.register(BUSY)
+    with pytest.raises(DontCloseSpider):
+        worker.spider_idle()  # not seeded yet
+    assert worker.state == IDLE
+    worker.seeded()
+    with pytest.raises(DontCloseSpider):
+        worker.spider_idle()  # the other worker is busy: it may still queue requests
+    other.push("http://a.example/", "r", fingerprint="fp")
+    assert other.pop() is not None
+    other.heartbeat(IDLE)
+    worker.spider_idle()  # quiet: the other worker's lease only waits for its commit; the spider may close
+    worker.close("finished")
+    assert frontier.status().state == "running"  # not done while that lease is held
+    other.release(["http://a.example/"])
+    assert other.unregister() == []
+    assert other.is_done() and other.status().workers == []
+
+
+def test_a_finished_worker_lets_go_of_a_lease_no_row_named(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    assert worker.frontier is not None
+    worker.frontier.register()
+    worker.seeded()
+    scheduler.enqueue_request(make_request("http://a.example/", CTX, callback=spider.parse, errback=spider.on_error))
+    assert scheduler.next_request() is not None
+    worker.close("finished")  # everything it fetched is committed: fetching it again would change nothing
+    status = connect(redis_server, worker="other").status()
+    assert (status.queued, status.leased, status.state) == (0, 0, "done")
+    assert stat(crawler, "feedcensus/frontier/orphaned") == 1
+
+
+def test_a_worker_that_stops_early_hands_back_what_it_holds_and_the_last_one_ends_the_job(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_KEY_TTL=100)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    assert worker.frontier is not None
+    worker.frontier.register()
+    scheduler.enqueue_request(make_request("http://a.example/", CTX, callback=spider.parse, errback=spider.on_error))
+    worker.seeded()
+    assert scheduler.next_request() is not None
+
+    worker.close("shutdown")  # Ctrl-C: the request in flight goes back
+
+    other = connect(redis_server, worker="other")
+    status = other.status()
+    assert (status.queued, status.leased, status.workers, status.state) == (1, 0, [], "running")
+    assert stat(crawler, "feedcensus/frontier/requeued") == 1
+    assert stat(crawler, "feedcensus/frontier/redis_commands") > 0
+    # A later worker takes it, commits its row and closes: the job is done and its keys expire.
+    crawler2 = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_WORKER_ID="w2", FEEDCENSUS_FRONTIER_KEY_TTL=100)
+    scheduler2, _ = open_scheduler(crawler2)
+    worker2 = worker_of(crawler2)
+    assert worker2.frontier is not None
+    worker2.frontier.register()
+    assert scheduler2.next_request() is not None
+    worker2.committed(Batch(seq=1, tables={"fetch_log": [{"url": "http://a.example/", "final_url": None}]}))
+    worker2.spider_idle()
+    worker2.close("finished")
+    assert other.status().state == "done"
+    assert 0 < raw(redis_server).ttl("feedcensus:j1:dupefilter") <= 100
+
+
+# --- a real distributed crawl: two Scrapy processes on one frontier ------------------------------------------
+
+RUNNER = """
+import json, sys
+from scrapy.crawler import CrawlerProcess
+from scrapy.settings import Settings
+import crawler.settings as project
+from crawler.spiders.census import CensusSpider
+
+frontier, job, worker, out, seeds, delay, concurrency, log = sys.argv[1:9]
+settings = Settings()
+settings.setmodule(project, priority="project")
+settings.setdict({
+    "FEEDCENSUS_OUT": out, "FEEDCENSUS_JOB_ID": job, "FEEDCENSUS_WORKER_ID": worker,
+    "FEEDCENSUS_REFLEXIVE": False, "FEEDCENSUS_ALLOW_PRIVATE_NETWORKS": True, "FEEDCENSUS_LIVE_PROGRESS": False,
+    "AUTOTHROTTLE_ENABLED": False, "CONCURRENT_REQUESTS_PER_DOMAIN": 8, "DOWNLOAD_DELAY": float(delay),
+    "CONCURRENT_REQUESTS": int(concurrency),
+    "LOG_LEVEL": "INFO", "LOG_FILE": log,
+}, priority="cmdline")
+if frontier:
+    settings.setdict({
+        "SCHEDULER": "crawler.frontier.FrontierScheduler", "FEEDCENSUS_FRONTIER": frontier,
+        "FEEDCENSUS_FRONTIER_HEARTBEAT": 0.5, "FEEDCENSUS_FRONTIER_LEASE": 3.0,
+    }, priority="cmdline")
+process = CrawlerProcess(settings)
+crawler = process.create_crawler(CensusSpider)
+process.crawl(crawler, seeds=seeds or None)
+process.start()
+stats = crawler.stats.get_stats()
+print(json.dumps({k: v for k, v in stats.items() if isinstance(v, (int, float, str))}))
+"""
+
+
+def start_crawl(
+    tmp_path: Path, name: str, frontier: str, seeds: str, delay: float = 0.0, concurrency: int = 16
+) -> subprocess.Popen[str]:
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER, encoding="utf-8")
+    argv = [str(runner), frontier, "e2e", name, str(tmp_path / "out" if frontier else tmp_path / name)]
+    argv += [seeds, str(delay), str(concurrency), str(tmp_path / f"{name}.log")]
+    return subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finished(proc: subprocess.Popen[str], tmp_path: Path, name: str) -> dict[str, Any]:
+    out, _ = proc.communicate(timeout=120)
+    log = (tmp_path / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+    assert proc.returncode == 0, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def fetched(out: Path) -> list[tuple[str, str]]:
+    """(url, outcome) of every fetch_log row but robots.txt (each process fetches and records its own)."""
+    from pipelines.dataset.store import open_table
+
+    rows = open_table(str(out), "fetch_log", "e2e").to_table(columns=["url", "outcome"]).to_pylist()
+    return sorted((r["url"], r["outcome"]) for r in rows if not r["url"].endswith("/robots.txt"))
+
+
+def test_workers_crawl_one_job_and_write_what_one_process_would_even_when_one_is_killed(
+    tmp_path: Path, redis_server: RedisServer, demo_server: Any
+) -> None:
+    from crawler.demo.webserver import demo_seeds
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
+    alone = start_crawl(tmp_path, "alone", "", str(seeds))  # Scrapy's own scheduler: the reference
+    # A slow coordinator taking two requests at a time, so that the others get their share of the demo web.
+    coordinator = start_crawl(tmp_path, "coordinator", redis_server.url, str(seeds), delay=0.2, concurrency=2)
+    watcher = connect(redis_server, job="e2e", worker="watcher")
+    wait_for(
+        lambda: bool(watcher.status().workers)
+    )  # workers join a job its coordinator started (`feedcensus worker` checks)
+    victim = start_crawl(tmp_path, "victim", redis_server.url, "", delay=1.0)  # slow: holds what it took
+    held = wait_for(lambda: [w.leased for w in watcher.status().workers if w.id == "victim" and w.leased >= 2])
+    victim.kill()  # SIGKILL, with requests in flight and nothing committed
+    victim.communicate()
+    helper = start_crawl(tmp_path, "helper", redis_server.url, "")
+
+    stats = {name: finished(proc, tmp_path, name) for name, proc in (("coordinator", coordinator), ("helper", helper))}
+    reference = finished(alone, tmp_path, "alone")
+
+    assert fetched(tmp_path / "out") == fetched(tmp_path / "alone")  # nothing lost, nothing twice
+    assert reference["finish_reason"] == "finished"
+    for name, s in stats.items():
+        assert s["finish_reason"] == "finished", name
+        assert s.get("feedcensus/frontier/leased", 0) > 0, f"{name} took no request"
+        assert s.get("feedcensus/frontier_error") is None
+    assert sum(s.get("feedcensus/frontier/requeued", 0) for s in stats.values()) >= held[0]
+    status = watcher.status()
+    assert (status.state, status.queued, status.leased, status.workers) == ("done", 0, 0, [])
+    assert status.seen > 10 and 0 < raw(redis_server).ttl("feedcensus:e2e:dupefilter") <= 604800
+
+
+def wait_for(condition: Any, timeout: float = 30) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := condition():
+            return result
+        time.sleep(0.05)
+    raise AssertionError("timed out")
