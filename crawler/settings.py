@@ -100,6 +100,10 @@ EXTENSIONS = {
     "crawler.extensions.progress.Progress": 500,
     # With --resume: journals every scheduled request so a killed crawl can continue.
     "crawler.extensions.resume.CrawlJournal": 510,
+    # One workers row per crawl process (its totals), written before the last commit.
+    "crawler.extensions.workers.WorkerRecord": 520,
+    # With a shared frontier (--frontier): this worker's heartbeat, leases and the end of the job.
+    "crawler.frontier.FrontierWorker": 120,
 }
 # Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
 DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
@@ -174,5 +178,19 @@ FEEDCENSUS_IGNORE_HINTS = False
 # leave it longer than the second. --min-interval / --max-interval.
 FEEDCENSUS_MIN_INTERVAL = 300.0
 FEEDCENSUS_MAX_INTERVAL = 86400.0
+# Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
+# live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own
+# in-memory scheduler, as always. (The CLI also sets SCHEDULER to crawler.frontier.FrontierScheduler.)
+FEEDCENSUS_FRONTIER = ""
+# The frontier URL as logged and recorded (credentials removed); set by the CLI.
+FEEDCENSUS_FRONTIER_DISPLAY = ""
+# This process's name in the job (host:pid:token); empty: made up at start.
+FEEDCENSUS_WORKER_ID = ""
+# A worker silent this long (seconds) counts as dead: another puts its in-flight requests back.
+FEEDCENSUS_FRONTIER_LEASE = 60.0
+# How often (seconds) a worker says it is alive and looks for dead ones.
+FEEDCENSUS_FRONTIER_HEARTBEAT = 5.0
+# How long (seconds) a job's keys stay in Redis after it ends (its duplicate filter, for status).
+FEEDCENSUS_FRONTIER_KEY_TTL = 604800
 # Run feed autodiscovery on HTML pages (the AutodiscoveryMiddleware); off, pages are only recorded.
 AUTODISCOVERY_ENABLED = True

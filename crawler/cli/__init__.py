@@ -1,7 +1,11 @@
 """The ``feedcensus`` command line.
 
-    feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR [--resume DIR]
-    feedcensus survey DIR [--job ID] [--format rss|atom|rdf] [--out REPORT_DIR [--print]]
+    feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR [--resume DIR] [--frontier URL]
+    feedcensus worker --frontier REDIS_URL --job JOB --out DIR
+    feedcensus status --frontier REDIS_URL --job JOB [--json]
+    feedcensus due DIR [--json] [--at TIME]
+    feedcensus changes DIR [--job ID] [--since JOB] [--json]
+    feedcensus survey DIR [--job ID] [--since JOB] [--format rss|atom|rdf] [--out REPORT_DIR [--print]]
     feedcensus compact DIR [--job ID]
     feedcensus lint [--json] FILE_OR_URL...
     feedcensus discover [--json] [--base-url URL] URL_OR_FILE...
@@ -11,7 +15,7 @@
 Bad input gives one line on stderr and exit code 2, never a traceback.
 ``crawl`` exits 0 when it ran, 1 when it fetched nothing usable, 2 on bad
 usage or unusable inputs, 3 when its data could not all be written and 130
-when interrupted (``crawler.cli.errors``).
+when interrupted, 4 when a distributed crawl lost its frontier (``crawler.cli.errors``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 
 from crawler.cli.crawl import cmd_crawl, cmd_demo
 from crawler.cli.datasets import cmd_changes, cmd_compact, cmd_due, cmd_survey
+from crawler.cli.distributed import cmd_status, cmd_worker
 from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
 from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError
 
@@ -47,6 +52,53 @@ def schedule_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def crawl_options(
+    p: argparse.ArgumentParser,
+    job_flags: tuple[str, ...] = ("--job-id",),
+    job_help: str = "partition name of this run (default: UTC start time)",
+) -> None:
+    """What a crawl process is told besides its inputs: the same for ``crawl`` and ``worker``."""
+    p.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")
+    p.add_argument(*job_flags, dest="job_id", help=job_help)
+    p.add_argument(
+        "--no-reflexive", action="store_true", help="do not fetch channel pages to verify they advertise the feed"
+    )
+    p.add_argument(
+        "--no-pages", action="store_true", help="do not fetch htmlUrl pages of OPML outlines that have an xmlUrl"
+    )
+    p.add_argument(
+        "--guess",
+        action="store_true",
+        help="when a page advertises nothing, try common feed paths and feed-looking links",
+    )
+    p.add_argument(
+        "--follow-body-links",
+        action="store_true",
+        help="follow autodiscovery links found in <body> too (the default; kept for old scripts)",
+    )
+    p.add_argument(
+        "--head-only",
+        action="store_true",
+        help="follow only the autodiscovery links in <head>, as the specs say (body links are still recorded)",
+    )
+    p.add_argument(
+        "--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses"
+    )
+    schedule_options(p)
+    p.add_argument(
+        "--refetch",
+        action="store_true",
+        help="fetch and parse every feed anew: no validators, no hints, nothing carried forward",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="what the terminal (and --log-file) shows; default: warnings and errors on the terminal, INFO in the file",
+    )
+    p.add_argument("--log-file", metavar="FILE", help="append the whole log (Scrapy's settings, stats...) to FILE")
+    p.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="feedcensus", description="Find, crawl and measure RSS and Atom feeds.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -55,37 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seeds", action="append", metavar="FILE", help="file of site URLs, one per line (repeatable)")
     c.add_argument("--opml", action="append", metavar="FILE_OR_URL", help="OPML subscription list (repeatable)")
     c.add_argument("--url", action="append", metavar="URL", help="a feed, page or OPML URL (repeatable)")
-    c.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")
-    c.add_argument("--job-id", help="partition name of this run (default: UTC start time)")
+    crawl_options(c)
     c.add_argument(
-        "--no-reflexive", action="store_true", help="do not fetch channel pages to verify they advertise the feed"
-    )
-    c.add_argument(
-        "--no-pages", action="store_true", help="do not fetch htmlUrl pages of OPML outlines that have an xmlUrl"
-    )
-    c.add_argument(
-        "--guess",
-        action="store_true",
-        help="when a page advertises nothing, try common feed paths and feed-looking links",
-    )
-    c.add_argument(
-        "--follow-body-links",
-        action="store_true",
-        help="follow autodiscovery links found in <body> too (the default; kept for old scripts)",
-    )
-    c.add_argument(
-        "--head-only",
-        action="store_true",
-        help="follow only the autodiscovery links in <head>, as the specs say (body links are still recorded)",
-    )
-    c.add_argument(
-        "--allow-private-networks", action="store_true", help="let URLs found in content reach private addresses"
-    )
-    schedule_options(c)
-    c.add_argument(
-        "--refetch",
-        action="store_true",
-        help="fetch and parse every feed anew: no validators, no hints, nothing carried forward",
+        "--frontier",
+        metavar="REDIS_URL",
+        help="share this crawl with `feedcensus worker` processes on a Redis frontier (docs/distributed.md); "
+        "the inputs go into it and this process crawls too",
     )
     c.add_argument(
         "--resume",
@@ -93,14 +120,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="state folder: a crawl run with it can be resumed after a crash, kill or Ctrl-C "
         "with only --resume DIR (it keeps the job, output, inputs and every option)",
     )
-    c.add_argument(
-        "--log-level",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="what the terminal (and --log-file) shows; default: warnings and errors on the terminal, INFO in the file",
-    )
-    c.add_argument("--log-file", metavar="FILE", help="append the whole log (Scrapy's settings, stats...) to FILE")
-    c.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
     c.set_defaults(func=cmd_crawl)
+
+    w = sub.add_parser("worker", help="join a distributed crawl: take requests from its frontier until the job ends")
+    w.add_argument("--frontier", metavar="REDIS_URL", required=True, help="the job's Redis frontier")
+    crawl_options(w, ("--job", "--job-id"), "the job to join (as `feedcensus crawl --frontier` named it)")
+    w.add_argument(
+        "--wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long to wait for the job to start on the frontier (workers may start first; default 60)",
+    )
+    w.set_defaults(func=cmd_worker)
+
+    st = sub.add_parser("status", help="a distributed job's queue, in-flight requests and workers")
+    st.add_argument("--frontier", metavar="REDIS_URL", required=True)
+    st.add_argument("--job", required=True)
+    st.add_argument("--json", action="store_true", help="one JSON object")
+    st.set_defaults(func=cmd_status)
 
     s = sub.add_parser("survey", help="print the element-usage survey of a dataset")
     s.add_argument("dir")

@@ -29,6 +29,7 @@ from typing import Any
 
 from crawler.cli.errors import (
     EXIT_DATASET,
+    EXIT_FRONTIER,
     EXIT_INTERRUPTED,
     EXIT_NOTHING_FETCHED,
     EXIT_OK,
@@ -137,8 +138,10 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     for option, name in INTERVAL_SETTINGS.items():
         if getattr(args, option, None):
             settings.set(name, interval_seconds(getattr(args, option), option), priority="cmdline")
-    if args.resume:
+    if getattr(args, "resume", None):
         settings.set("FEEDCENSUS_RESUME_DIR", args.resume, priority="cmdline")
+    if getattr(args, "frontier", None):
+        frontier_settings(settings, args.frontier)
     if args.log_level:
         settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
     for key, value in parse_overrides(args.set or [], settings):
@@ -149,6 +152,33 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
         # The User-Agent names the contact URL in force, also one set with -s.
         settings.set("USER_AGENT", user_agent(settings.get("FEEDCENSUS_CONTACT_URL")), priority="cmdline")
     return settings
+
+
+def frontier_settings(settings: Any, url: str) -> None:
+    """A crawl process on a shared Redis frontier (docs/distributed.md)."""
+    from crawler.extensions.workers import new_worker_id
+    from crawler.frontier import display_url
+
+    for name, value in (
+        ("SCHEDULER", "crawler.frontier.FrontierScheduler"),
+        ("FEEDCENSUS_FRONTIER", url),
+        ("FEEDCENSUS_FRONTIER_DISPLAY", display_url(url)),
+        ("FEEDCENSUS_WORKER_ID", new_worker_id()),
+        # A feed's channel page may be fetched by another worker, whose pipeline knows nothing of the
+        # feed waiting for it: reflexive autodiscovery needs both in one process.
+        ("FEEDCENSUS_REFLEXIVE", False),
+    ):
+        settings.set(name, value, priority="cmdline")
+
+
+def check_frontier(url: str, job: str) -> None:
+    """Refuse a frontier that cannot be reached, before anything is crawled."""
+    from crawler.frontier import Frontier, FrontierError
+
+    try:
+        Frontier.connect(url, job).close()
+    except FrontierError as exc:
+        raise fail(str(exc)) from None
 
 
 def interval_seconds(value: str, option: str) -> float:
@@ -571,27 +601,44 @@ def print_summary(result: CrawlResult, settings: Any) -> None:
     print(f"{reason} in {clock(result.elapsed)}", file=sys.stderr)
 
 
-def resume_command(args: argparse.Namespace) -> str:
-    if args.resume:
+def resume_command(args: argparse.Namespace, settings: Any) -> str:
+    if getattr(args, "frontier", None):
+        job, out = settings.get("FEEDCENSUS_JOB_ID"), settings.get("FEEDCENSUS_OUT")
+        display = settings.get("FEEDCENSUS_FRONTIER_DISPLAY")
+        return f"go on with: feedcensus worker --frontier {display} --job {job} --out {shlex.quote(out)}"
+    if getattr(args, "resume", None):
         return f"resume with: feedcensus crawl --resume {shlex.quote(args.resume)}"
     return "a crawl started with --resume DIR can be resumed"
 
 
-def exit_status(result: CrawlResult, args: argparse.Namespace, settings: Any) -> tuple[int, str | None]:
-    """The exit code and the last line that explains it (None for a crawl that went as asked)."""
+def exit_status(
+    result: CrawlResult, args: argparse.Namespace, settings: Any, *, worker: bool = False
+) -> tuple[int, str | None]:
+    """The exit code and the last line that explains it (None for a crawl that went as asked).
+
+    A ``worker`` that joined late may have found nothing left to fetch: that is no failure.
+    """
     stats = result.stats
     out, job = settings.get("FEEDCENSUS_OUT"), settings.get("FEEDCENSUS_JOB_ID")
     if stats.get("feedcensus/dataset_error"):
         lost = stats.get("feedcensus/rows_lost", 0)
         return EXIT_DATASET, f"{stats['feedcensus/dataset_error']}; {lost} rows were not written"
+    if stats.get("feedcensus/frontier_error"):
+        return EXIT_FRONTIER, (
+            f"{stats['feedcensus/frontier_error']}; what was committed to {out} (job {job}) stays; "
+            f"{resume_command(args, settings)}"
+        )
     if result.engine_error is not None:
         exc = result.engine_error
         return EXIT_USAGE, f"the crawl failed: {type(exc).__name__}: {exc}"
     if result.interrupted:
         files = stats.get("feedcensus/files_written", 0)
-        return EXIT_INTERRUPTED, f"interrupted; {files} files committed to {out} (job {job}); {resume_command(args)}"
+        return (
+            EXIT_INTERRUPTED,
+            f"interrupted; {files} files committed to {out} (job {job}); {resume_command(args, settings)}",
+        )
     fetched = sum(stats.get(f"feedcensus/outcome/{o}", 0) for o in USABLE_OUTCOMES)
-    if not fetched and not result.already_written:
+    if not fetched and not result.already_written and not worker:
         return EXIT_NOTHING_FETCHED, "nothing usable was fetched: every input failed (fetch_log says why)"
     return EXIT_OK, None
 
@@ -602,6 +649,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     for option in INTERVAL_SETTINGS:  # so is a bad --min-interval / --max-interval
         if getattr(args, option, None):
             interval_seconds(getattr(args, option), option)
+    if args.resume and args.frontier:
+        raise fail(
+            "--resume and --frontier: a distributed job's state is its frontier; run `feedcensus worker` to go on"
+        )
     new_state = resume_args(args) if args.resume else None
     check_inputs(args, settings)
     if new_state is not None:
@@ -609,6 +660,14 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
         write_state(args.resume, new_state)
     settings = crawl_settings(args, settings)
+    if args.frontier:
+        job = settings.get("FEEDCENSUS_JOB_ID")
+        check_frontier(args.frontier, job)
+        print(
+            f"distributed job {job}: more workers join with "
+            f"feedcensus worker --frontier {settings.get('FEEDCENSUS_FRONTIER_DISPLAY')} --job {job} --out {args.out}",
+            file=sys.stderr,
+        )
     result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
     print_summary(result, settings)
     code, line = exit_status(result, args, settings)

@@ -3,7 +3,8 @@
 The exit codes of ``feedcensus crawl`` (README.md, "Exit codes"): 0 the crawl
 ran (URLs that failed are data in ``fetch_log``); 1 it ran but fetched nothing
 usable; 2 bad usage or unusable inputs, found before crawling (or a failure
-inside Scrapy's engine); 3 the data could not all be written; 130 interrupted.
+inside Scrapy's engine); 3 the data could not all be written; 4 the shared
+frontier (Redis) was lost mid-crawl; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ EXIT_NOTHING_FETCHED = 1
 EXIT_USAGE = 2
 #: The crawl ran but its data could not all be written (what was committed before stays readable).
 EXIT_DATASET = 3
+#: A distributed crawl lost its frontier (Redis) mid-way: what was committed stays; run a worker again to go on.
+EXIT_FRONTIER = 4
 #: Interrupted (Ctrl-C, SIGINT, SIGTERM): what was committed stays readable, and a --resume folder can go on.
 EXIT_INTERRUPTED = 130
 

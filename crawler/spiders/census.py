@@ -21,6 +21,7 @@ from crawler.extensions.resume import CrawlJournal
 from crawler.fetch.inputs import one_line, read_inputs
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.urls import check_url
+from crawler.frontier import FrontierWorker
 from crawler.outcomes import classify_failure
 from crawler.requests import context_of, first_url, make_request
 from pipelines.document.sniff import Sniffed, sniff
@@ -81,10 +82,14 @@ class CensusSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls)
-        self.input_hosts = inputs.hosts
+        frontier = self.crawler.get_extension(FrontierWorker)
+        # A distributed job's workers trust the hosts its inputs name, whichever process read them.
+        self.input_hosts = frontier.input_hosts(inputs.hosts) if frontier is not None else inputs.hosts
         self.crawler.stats.set_value("feedcensus/inputs", inputs.count)
         for out in self._start_outputs(inputs):
             yield out
+        if frontier is not None and inputs.count:
+            frontier.seeded()  # a distributed job can end only once every input is in its frontier
 
     def _start_outputs(self, inputs: Any) -> Iterator[Any]:
         dataset = self.dataset

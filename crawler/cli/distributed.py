@@ -1,0 +1,99 @@
+"""``feedcensus worker`` and ``feedcensus status``: the commands of a distributed crawl.
+
+``feedcensus crawl --frontier URL`` starts a job on a Redis frontier (its inputs
+go into the shared queue and it crawls too); ``worker`` joins that job from any
+process or machine; ``status`` shows the queue, the requests in flight and the
+workers while it runs. docs/distributed.md says how to run them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from crawler.cli.errors import fail
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from crawler.cli.crawl import (
+        INTERVAL_SETTINGS,
+        check_frontier,
+        crawl,
+        crawl_settings,
+        exit_status,
+        interval_seconds,
+        parse_overrides,
+        print_summary,
+        project_settings,
+    )
+
+    settings = project_settings()
+    parse_overrides(args.set or [], settings)
+    for option in INTERVAL_SETTINGS:
+        if getattr(args, option, None):
+            interval_seconds(getattr(args, option), option)
+    if not args.out:
+        raise fail("--out is required (the job's dataset: every worker writes into the same one)")
+    if not args.job_id:
+        raise fail("--job is required: the job `feedcensus crawl --frontier` started")
+    check_job(args.frontier, args.job_id, args.wait)
+    args.seeds, args.opml, args.url, args.resume = [], [], [], None
+    settings = crawl_settings(args, settings)
+    check_frontier(args.frontier, args.job_id)
+    result = crawl(args, settings)
+    print_summary(result, settings)
+    code, line = exit_status(result, args, settings, worker=True)
+    if line:
+        print(f"feedcensus worker: {' '.join(line.split())}", file=sys.stderr)
+    return code
+
+
+def check_job(url: str, job: str, wait: float) -> None:
+    """A worker joins a job its coordinator started and seeded (every input queued, the trusted hosts
+    shared), or does so within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while not ((status := frontier_status(url, job)).exists and (status.seeded or status.done)):
+        if time.monotonic() >= deadline:
+            raise fail(
+                f"no job {job!r} on the frontier {status.display_url} after {wait:g} s: "
+                "start it with feedcensus crawl --frontier"
+            )
+        time.sleep(0.5)
+
+
+def frontier_status(url: str, job: str) -> Any:
+    from crawler.frontier import Frontier, FrontierError
+
+    try:
+        frontier = Frontier.connect(url, job)
+        try:
+            return frontier.status()
+        finally:
+            frontier.close()
+    except FrontierError as exc:
+        raise fail(str(exc)) from None
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = frontier_status(args.frontier, args.job)
+    if args.json:
+        print(json.dumps(status.to_json(), sort_keys=True))
+        return 0
+    print("\n".join(status_lines(status)))
+    return 0 if status.exists else 2
+
+
+def status_lines(status: Any) -> list[str]:
+    """The status of a job as a person reads it."""
+    if not status.exists:
+        return [f"no job {status.job!r} on the frontier {status.display_url}"]
+    lines = [
+        f"job {status.job} on {status.display_url}: {status.state}{'' if status.seeded else ' (inputs not all in yet)'}",
+        f"queued {status.queued:,}   in flight {status.leased:,}   seen {status.seen:,}   workers {len(status.workers)}",
+    ]
+    for w in status.workers:
+        lines.append(f"  {w.id}  {w.state:<6}  heartbeat {w.heartbeat_age:.1f} s ago  requests {w.requests:,}")
+    return lines
