@@ -251,10 +251,12 @@ redis.call('HSET', p .. 'held:' .. ARGV[2], ARGV[3], ARGV[4] .. ' ' .. ARGV[5])
 return 1
 """
 
-# ARGV: prefix, URLs. Returns how many were leased.
+# ARGV: prefix, worker, URLs. Ends the leases of those URLs this worker holds; returns how many.
 _RELEASE = """
 local n = 0
-for i = 2, #ARGV do n = n + release(ARGV[i]) end
+for i = 3, #ARGV do
+  if redis.call('HGET', p .. 'leases', ARGV[i]) == ARGV[2] then n = n + release(ARGV[i]) end
+end
 return n
 """
 
@@ -598,9 +600,14 @@ class Frontier:
         self._run("lease", self.worker, url, repr(_score(url, priority)), f"{url}\n{encoded}")
 
     def release(self, urls: Iterable[str]) -> int:
-        """End the leases of ``urls`` (their rows are committed), whoever holds them; how many there were."""
+        """End this worker's leases of ``urls`` (their rows are committed); how many there were.
+
+        Only this worker's: a row of ours may name a URL another worker is fetching (a page's link
+        dropped as a duplicate while that feed downloads elsewhere), and its lease must hold until
+        that worker's own row is committed, or its death would lose the request.
+        """
         todo = list(dict.fromkeys(u for u in urls if u))
-        return int(self._run("release", *todo)) if todo else 0
+        return int(self._run("release", self.worker, *todo)) if todo else 0
 
     def leases(self) -> dict[str, str]:
         """URL -> worker, every lease of the job."""

@@ -88,6 +88,17 @@ def test_a_popped_request_is_leased_until_released(redis_server: RedisServer) ->
     assert (f.queued(), f.leases()) == (2, {})
 
 
+def test_a_worker_releases_only_its_own_leases(redis_server: RedisServer) -> None:
+    """A row of one worker (a page's link dropped as a duplicate) may name a URL another is fetching:
+    that lease holds until its holder's own row is committed, or the holder's death would lose it."""
+    fetching, other = connect(redis_server, worker="w1"), connect(redis_server, worker="w2")
+    fetching.push("http://a.example/slow.xml", "slow", fingerprint="fp-slow")
+    assert fetching.pop() == ("http://a.example/slow.xml", "slow")
+    assert other.release(["http://a.example/slow.xml"]) == 0
+    assert fetching.leases() == {"http://a.example/slow.xml": "w1"}
+    assert fetching.release(["http://a.example/slow.xml"]) == 1
+
+
 def test_a_queued_request_ends_the_leases_of_the_urls_it_stands_for(redis_server: RedisServer) -> None:
     f = connect(redis_server)
     f.push("http://a.example/old", "redirected", fingerprint="fp-old")
