@@ -566,7 +566,9 @@ def test_a_fetched_feed_is_due_within_the_bounds(hints: Hints, policy: Policy) -
     d = next_due(hints, policy)
     assert hints.fetched_at is not None
     fetched = hints.fetched_at.astimezone(UTC)
-    assert fetched + policy.min_interval <= d.at <= fetched + policy.max_interval
+    # The bounds hold from the latest answer: a 429/503 after the fetch moves the upper one.
+    latest = max(fetched, hints.retry_at.astimezone(UTC)) if hints.retry_at is not None else fetched
+    assert fetched + policy.min_interval <= d.at <= latest + policy.max_interval
     assert d.at.utcoffset() == timedelta(0)
     assert d.hint in set(DueHint) - {DueHint.FIRST_FETCH, DueHint.IGNORE_HINTS}
     assert d.reason and "\n" not in d.reason
@@ -580,3 +582,19 @@ def test_a_skip_move_never_lands_in_a_skipped_hour(hints: Hints, policy: Policy)
         hours = {0 if h == 24 else h for h in hints.skip_hours}
         assert d.at.hour not in hours or len(hours & set(range(24))) == 24
         assert d.at.minute == d.at.second == 0
+
+
+def test_retry_after_counts_from_the_refusal_and_is_bounded_from_there() -> None:
+    f = datetime(2026, 11, 1, tzinfo=UTC)
+    refused = f + timedelta(hours=24, minutes=1)  # a 429 a day after the last good fetch
+    d = next_due(Hints(fetched_at=f, retry_after="3600", retry_at=refused))
+    assert d.hint == DueHint.RETRY_AFTER and d.at == refused + timedelta(hours=1)
+    capped = next_due(Hints(fetched_at=f, retry_after="999999", retry_at=refused))
+    assert capped.hint == DueHint.MAX_INTERVAL and capped.at == refused + timedelta(hours=24)
+
+
+def test_a_url_that_only_ever_answered_429_waits_for_its_retry_after() -> None:
+    refused = datetime(2026, 11, 1, tzinfo=UTC)
+    d = next_due(Hints(fetched_at=None, retry_after="7200", retry_at=refused))
+    assert d.hint == DueHint.RETRY_AFTER and d.at == refused + timedelta(hours=2)
+    assert next_due(Hints(fetched_at=None)).hint == DueHint.FIRST_FETCH

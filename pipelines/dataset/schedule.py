@@ -14,7 +14,8 @@ All times are UTC; a naive datetime is taken as UTC. ``F`` is the last fetch
 ``max_interval``.
 
 1. **Never fetched** (``F`` is None): ``at = 1970-01-01T00:00Z``, due at once
-   (hint ``first-fetch``).
+   (hint ``first-fetch``); unless a 429/503 with Retry-After is all there is:
+   then ``F`` is taken as that refusal's time and the rules below apply.
 2. **Ignore hints** (``Policy.ignore_hints``): ``at = F``, due at once (hint
    ``ignore-hints``).
 3. **Publisher hints.** Each hint present and readable gives a candidate
@@ -45,7 +46,8 @@ All times are UTC; a naive datetime is taken as UTC. ``F`` is the last fetch
    ``items_per_week`` None or 0, ``interval = hi`` (hint ``max-interval``).
 5. **Bounds.** ``interval = min(max(interval, lo), hi)``: hint
    ``min-interval`` if that raised it, ``max-interval`` if it lowered it.
-   Retry-After is a publisher's suggestion too and is bounded the same way.
+   Retry-After is a publisher's suggestion too and is bounded the same way,
+   counted from the refusal (``retry_at``) rather than from ``F``.
    Then ``at = F + interval``.
 6. **Skip lists** (``skipHours`` / ``skipDays``, GMT): if ``at`` falls in a
    skipped hour or on a skipped day, it moves to the start of the next hour
@@ -53,7 +55,8 @@ All times are UTC; a naive datetime is taken as UTC. ``F`` is the last fetch
    is ignored. If the move would pass ``F + hi``, ``at = F + hi`` (hint
    ``max-interval``: the skip is cut short).
 
-So, once fetched and unless hints are ignored, ``F + lo <= at <= F + hi``.
+So, once fetched and unless hints are ignored, ``F + lo <= at <= L + hi``, ``L``
+being the latest answer (``F``, or a later 429/503).
 
 Bad input never raises: an unreadable hint is left out and the reason says
 ``ignored: ...`` (except an unreadable Expires, which counts as expired).
@@ -73,7 +76,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
@@ -449,16 +452,31 @@ def _skip(
 def next_due(hints: Hints, policy: Policy = DEFAULT_POLICY) -> Due:
     """When the feed is next due, by the formula in the module docstring. Never raises."""
     if hints.fetched_at is None:
-        return Due(EPOCH, DueHint.FIRST_FETCH, "never fetched: due at once")
-    fetched = _utc(hints.fetched_at)
+        if hints.retry_at is None or not _present(hints.retry_after):
+            return Due(EPOCH, DueHint.FIRST_FETCH, "never fetched: due at once")
+        # Never answered but with a 429/503: its Retry-After counts from then.
+        hints = replace(hints, fetched_at=hints.retry_at)
+    fetched = _utc(hints.fetched_at or hints.retry_at or EPOCH)
     if policy.ignore_hints:
         return Due(fetched, DueHint.IGNORE_HINTS, "hints ignored: due at once")
     lo, hi = _limits(policy)
     notes: list[str] = []
-    bounded = _bound(_decide(hints, fetched, hi, notes), lo, hi)
+    decided = _decide(hints, fetched, hi, notes)
+    # The bounds hold from the latest answer: after a 429/503 that decided, from when it came.
+    offset = _retry_offset(hints, fetched) if decided.hint == DueHint.RETRY_AFTER else _ZERO
+    bounded = _bound(replace(decided, interval=decided.interval - offset), lo, hi)
+    bounded = replace(bounded, interval=bounded.interval + offset)
     hours, days = _skip_lists(hints, notes)
-    at, hint, words = _skip(bounded, _add(fetched, bounded.interval), hours, days, _add(fetched, hi), hi)
+    cap = _add(fetched, offset + hi)
+    at, hint, words = _skip(bounded, _add(fetched, bounded.interval), hours, days, cap, hi)
     return Due(at, hint, "; ".join([words, *notes]))
+
+
+def _retry_offset(hints: Hints, fetched: datetime) -> timedelta:
+    """How long after the last fetch the 429/503 came (0 when it is not later)."""
+    if hints.retry_at is None:
+        return _ZERO
+    return max(_utc(hints.retry_at) - fetched, _ZERO)
 
 
 def items_per_week(

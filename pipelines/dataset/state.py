@@ -77,7 +77,7 @@ __all__ = ["INDEX_NAME", "LAYOUT_VERSION", "STATE_DIR", "FeedState", "SeenItem",
 logger = logging.getLogger(__name__)
 
 #: Version of the index layout; an index of another version is rebuilt.
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"  # 2: fetches index only rows with a status (answers)
 #: Folder of the index at the root of a local dataset.
 STATE_DIR = "_state"
 #: File name of the index in :data:`STATE_DIR`.
@@ -321,7 +321,10 @@ def _index_feeds(conn: sqlite3.Connection, db: str, out: str, job: str, order: i
 
 def _index_fetch_log(conn: sqlite3.Connection, db: str, out: str, job: str, order: int) -> None:
     sql = _UPSERT_FETCH.format(db=db)
-    for batch in _batches(out, "fetch_log", job, ["url", "fetched_at", "status", "retry_after"]):
+    for whole in _batches(out, "fetch_log", job, ["url", "fetched_at", "status", "retry_after"]):
+        # Only answers count: a not_due, duplicate or network-error row (no status) does not hide
+        # the Retry-After of the 429/503 before it.
+        batch = whole.filter(pc.is_valid(whole.column("status")))
         conn.executemany(
             sql,
             zip(
