@@ -108,7 +108,17 @@ def incremental_rows(
     elif doc.status == 304:
         # A 304 to a request that sent no validators of ours (or whose state is gone): nothing to carry.
         error = "304 Not Modified, but no earlier fetch of this feed is in the dataset"
-        rec = FetchRecord(url=doc.url, outcome=Outcome.HTTP_ERROR, final_url=doc.final_url, status=304, error=error)
+        rec = FetchRecord(
+            url=doc.url,
+            outcome=Outcome.HTTP_ERROR,
+            final_url=doc.final_url,
+            status=304,
+            error=error,
+            source=doc.source,
+            discovered_via=doc.discovered_via,
+            depth=doc.depth,
+            fetched_at=doc.fetched_at,
+        )
         rows = TableRows()
         rows.add("fetch_log", [fetch_row(rec)])
         return FeedRows(rows, outcome=Outcome.HTTP_ERROR)

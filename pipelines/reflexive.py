@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from w3lib.url import canonicalize_url
 
 from pipelines.document.rows import Row, TableRows
+from pipelines.feed import not_due_rows
 from pipelines.writer import Dataset, dataset_of
-from schemas.items import FetchContext, FetchRecord, PageLinks
+from schemas.items import FetchContext, FetchRecord, NotDue, PageLinks
 from schemas.vocab import FAILURE_OUTCOMES, Expect, Outcome, Via
 
 if TYPE_CHECKING:
@@ -107,9 +108,10 @@ _FAILED = frozenset(FAILURE_OUTCOMES)
 
 @runtime_checkable
 class FollowsLinks(Protocol):
-    """What this pipeline needs of the spider: a request for a URL found in content."""
+    """What this pipeline needs of the spider: a request for a page whose HTML it needs (or, for a
+    known feed that is not due, what to record instead)."""
 
-    def follow(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request: ...
+    def page(self, url: str, ctx: FetchContext) -> Request | FetchRecord | NotDue: ...
 
 
 class ReflexivePipeline:
@@ -190,9 +192,19 @@ class ReflexivePipeline:
         spider = self.crawler.spider
         engine = self.crawler.engine
         if not isinstance(spider, FollowsLinks) or engine is None:
-            raise TypeError("the reflexive pipeline needs a spider with follow(url, ctx), such as CensusSpider")
+            raise TypeError("the reflexive pipeline needs a spider with page(url, ctx), such as CensusSpider")
         ctx = FetchContext(via=Via.REFLEXIVE, source=feed_url, depth=1, kind=Expect.PAGE)
-        engine.crawl(spider.follow(page, ctx))
+        out = spider.page(page, ctx)
+        if isinstance(out, FetchRecord | NotDue):
+            # The "page" is a known feed, not due now: recorded as such; a feed advertises nothing.
+            if isinstance(out, NotDue):
+                self.crawler.stats.inc_value(f"feedcensus/outcome/{out.record.outcome}")
+                self.dataset.write_many(not_due_rows(out).rows)
+            else:
+                self.dataset.record(out)
+            self._release(self.tracker.page_seen({page}, []))
+            return
+        engine.crawl(out)
 
     def _release(self, held: list[Held]) -> None:
         for rows in held:

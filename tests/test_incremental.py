@@ -153,3 +153,48 @@ def test_incremental_off_is_a_full_crawl(web: tuple[Web, WebServer], tmp_path: P
     con = duckdb.connect()
     n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/items/job_id=j2/*.parquet')").fetchone()
     assert n == (4,)
+
+
+def test_a_feed_carried_forward_under_an_alias_stays_in_the_survey(tmp_path: Path) -> None:
+    """Reached next time through a URL that redirects to it, the feed's rows are still found."""
+    web = Web()
+    web.add("/a.xml", Route(rss(ITEMS), headers={"Content-Type": RSS}))
+    web.add("/alias", Route(status=301, headers={"Location": "{{BASE}}/a.xml"}))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        for job, path, flags in (("j1", "/a.xml", ()), ("j2", "/alias", ("--ignore-hints",))):
+            proc = run_cli(
+                "crawl", "--url", server.url_for(path), "--out", str(out), "--job-id", job, "--no-reflexive",
+                "-s", "AUTOTHROTTLE_ENABLED=False", *flags,
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr[-3000:]
+    (feed,) = rows(out, "feeds", "j2")
+    assert feed["url"].endswith("/alias") and feed["changed"] is False and feed["parsed_job"] == "j1"
+    con, _ = connect(str(out), "j2")
+    assert con.execute("SELECT count(*) FROM items").fetchone() == (2,)
+    assert con.execute("SELECT count(DISTINCT feed_url) FROM element_usage").fetchone() == (1,)
+
+
+def test_a_channel_page_that_is_a_feed_not_due_is_recorded_not_fetched(tmp_path: Path) -> None:
+    """Feed A's <link> names feed B, which is not due: B gets its not_due row, A a verdict, nothing crashes."""
+    web = Web()
+    web.add("/b.xml", Route(rss([("b1", "B")], ttl=120), headers={"Content-Type": RSS}))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        b = server.url_for("/b.xml")
+        a_body = rss(ITEMS).replace(b"<link>https://example.org/</link>", f"<link>{b}</link>".encode(), 1)
+        always = {"Content-Type": RSS, "Cache-Control": "no-cache"}  # A is due at every run; B has a ttl
+        web.add("/a.xml", Route(a_body, headers=always))
+        for job in ("j1", "j2"):
+            if job == "j2":  # A changes, so it is parsed again and its channel page looked at again
+                web.add("/a.xml", Route(a_body.replace(b"First", b"First, edited"), headers=always))
+            proc = run_cli(
+                "crawl", "--url", server.url_for("/a.xml"), "--url", b, "--out", str(out), "--job-id", job,
+                "-s", "AUTOTHROTTLE_ENABLED=False", "--min-interval", "0",
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert "Traceback" not in proc.stderr
+    log = [(r["url"].rsplit("/", 1)[-1], r["outcome"]) for r in rows(out, "fetch_log", "j2")]
+    assert log.count(("b.xml", "not_due")) == 1 and ("b.xml", "feed") not in log, log
+    feeds = by_path(rows(out, "feeds", "j2"))
+    assert feeds["a.xml"]["changed"] is True and feeds["a.xml"]["reflexive"] == "does_not_advertise"

@@ -616,7 +616,8 @@ def exit_status(
 ) -> tuple[int, str | None]:
     """The exit code and the last line that explains it (None for a crawl that went as asked).
 
-    A ``worker`` that joined late may have found nothing left to fetch: that is no failure.
+    A ``worker`` that joined late may have found nothing left to fetch: that is no failure (one
+    whose every request failed is).
     """
     stats = result.stats
     out, job = settings.get("FEEDCENSUS_OUT"), settings.get("FEEDCENSUS_JOB_ID")
@@ -638,7 +639,8 @@ def exit_status(
             f"interrupted; {files} files committed to {out} (job {job}); {resume_command(args, settings)}",
         )
     fetched = sum(stats.get(f"feedcensus/outcome/{o}", 0) for o in USABLE_OUTCOMES)
-    if not fetched and not result.already_written and not worker:
+    took_work = not worker or stats.get("feedcensus/frontier/leased", 0) > 0
+    if not fetched and not result.already_written and took_work:
         return EXIT_NOTHING_FETCHED, "nothing usable was fetched: every input failed (fetch_log says why)"
     return EXIT_OK, None
 

@@ -121,10 +121,18 @@ def _carry_forward(con: duckdb.DuckDBPyConnection, out: str, job: str) -> None:
     ]
     if not sources:
         return
+    # A row carried forward under an alias (a URL that redirected to the feed) names the feed's
+    # own URL as final_url: the parsed job's rows are under that one. A URL this job parsed itself
+    # keeps its own rows only.
     con.execute(
-        "CREATE TEMP TABLE carried AS SELECT DISTINCT url, parsed_job FROM feeds "
-        "WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> ?",
-        [job],
+        """CREATE TEMP TABLE carried AS
+           SELECT DISTINCT u AS url, parsed_job FROM (
+               SELECT url AS u, parsed_job FROM feeds WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job
+               UNION ALL
+               SELECT final_url, parsed_job FROM feeds
+               WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job AND final_url IS NOT NULL
+           ) WHERE u NOT IN (SELECT url FROM feeds WHERE changed IS DISTINCT FROM false)""",
+        {"job": job},
     )
     for table in CARRIED_TABLES:
         parts = [f"SELECT * FROM {table}__own"]

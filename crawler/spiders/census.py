@@ -122,19 +122,28 @@ class CensusSpider(Spider):
             return None
         return FetchRecord.for_context(ctx, url, problem.outcome, error=problem.reason)
 
-    def follow(self, url: str, ctx: FetchContext, *, priority_bias: int = 0) -> Request | FetchRecord | NotDue:
+    def follow(
+        self, url: str, ctx: FetchContext, *, priority_bias: int = 0, conditional: bool = True
+    ) -> Request | FetchRecord | NotDue:
         """A request for a URL found in content (the network-safety middleware judges it, not this).
 
-        A feed the earlier jobs know is requested conditionally, or not at all when it is not due:
-        then its ``NotDue`` (or, named again, a duplicate record) stands in for the request.
+        A feed the earlier jobs know is requested conditionally (unless ``conditional`` is False:
+        its body is needed), or not at all when it is not due: then its ``NotDue`` (or, named
+        again, a duplicate record) stands in for the request.
         """
         history = history_of(self.crawler)
-        plan = history.plan(url, ctx) if history is not None else {}
+        # What an interrupted run of this job already wrote is left to the resume duplicate filter.
+        plan = history.plan(url, ctx) if history is not None and not self.dataset.is_done(url) else {}
         if not isinstance(plan, dict):
             return plan
+        validators = plan if conditional else None
         return make_request(
-            url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias, validators=plan
+            url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias, validators=validators
         )
+
+    def page(self, url: str, ctx: FetchContext) -> Request | FetchRecord | NotDue:
+        """A page whose HTML a pipeline needs (a feed's channel page): fetched in full, or not due."""
+        return self.follow(url, ctx, conditional=False)
 
     # --- responses -----------------------------------------------------------------
 
