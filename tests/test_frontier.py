@@ -651,8 +651,10 @@ def test_workers_crawl_one_job_and_write_what_one_process_would_even_when_one_is
     assert reference["finish_reason"] == "finished"
     for name, s in stats.items():
         assert s["finish_reason"] == "finished", name
-        assert s.get("feedcensus/frontier/leased", 0) > 0, f"{name} took no request"
         assert s.get("feedcensus/frontier_error") is None
+    # The coordinator takes requests from the start; whether the helper gets any before the
+    # coordinator has taken back the victim's depends on the machine's load: not asserted.
+    assert stats["coordinator"].get("feedcensus/frontier/leased", 0) > 0
     assert sum(s.get("feedcensus/frontier/requeued", 0) for s in stats.values()) >= held[0]
     status = watcher.status()
     assert (status.state, status.queued, status.leased, status.workers) == ("done", 0, 0, [])
