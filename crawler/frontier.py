@@ -525,6 +525,10 @@ class Frontier:
     def seeded(self) -> bool:
         return bool(self._call("read meta", self.redis.hget, self.key("meta"), "seeded") == "1")
 
+    def hosts_shared(self) -> bool:
+        """Whether a coordinator has shared its input hosts (its first step, before any input is queued)."""
+        return bool(self._call("read input hosts", self.redis.hexists, self.key("meta"), "input_hosts"))
+
     def share_hosts(self, hosts: Iterable[str]) -> None:
         """The hosts the inputs name (trusted even when private): every worker of the job trusts them too."""
         known = set(self.shared_hosts()) | set(hosts)
@@ -1008,12 +1012,13 @@ class FrontierWorker:
 
     # --- what the spider and the scheduler call --------------------------------------------
 
-    def input_hosts(self, mine: set[str]) -> set[str]:
-        """The hosts the job's inputs name: this process's (shared with the others) and the others'."""
+    def input_hosts(self, mine: set[str], *, share: bool) -> set[str]:
+        """The hosts the job's inputs name: this process's (shared with the others when it has inputs,
+        even none: workers wait for that) and the others'."""
         if self.frontier is None or self.failed is not None:
             return mine
         try:
-            if mine:
+            if share:
                 self.frontier.share_hosts(mine)
             return mine | set(self.frontier.shared_hosts())
         except FrontierError as exc:

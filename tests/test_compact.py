@@ -209,12 +209,12 @@ def test_a_live_writer_marks_its_partitions(tmp_path: Path) -> None:
     writer = DatasetWriter(str(tmp_path / "out"), "live", batch_rows=1)
     writer.write("conformance", [{"feed_url": "u", "rule": "r", "severity": "error", "scope": "channel", "count": 1}])
     partition = tmp_path / "out" / "conformance" / "job_id=live"
-    assert (partition / RUNNING_MARKER).exists()
+    assert (partition / writer.running_marker).exists() and writer.running_marker.startswith(RUNNING_MARKER + "-")
     writer.write("conformance", [{"feed_url": "v", "rule": "r", "severity": "error", "scope": "channel", "count": 2}])
     result = compact_dataset(str(tmp_path / "out"))
     assert result.compacted == () and len(list(partition.glob("*.parquet"))) == 2
     writer.close()
-    assert not (partition / RUNNING_MARKER).exists()
+    assert not (partition / writer.running_marker).exists()
     assert compact_dataset(str(tmp_path / "out")).files_after == 1
 
 
@@ -276,3 +276,17 @@ def test_a_concurrent_reader_sees_all_old_or_all_new_rows(tmp_path: Path) -> Non
         assert all(n == expected for n in seen), f"a reader counted {set(seen)} rows, expected {expected}"
     for exc in errors:
         assert "No such file" in str(exc) or "not found" in str(exc).lower() or isinstance(exc, FileNotFoundError), exc
+
+
+def test_two_writers_of_one_job_each_keep_their_own_marker(tmp_path: Path) -> None:
+    """The workers of a distributed job share partitions: the first to finish leaves the other's marker."""
+    row = {"feed_url": "u", "rule": "r", "severity": "error", "scope": "channel", "count": 1}
+    first, second = (DatasetWriter(str(tmp_path / "out"), "shared", batch_rows=1) for _ in range(2))
+    first.write("conformance", [row])
+    second.write("conformance", [row])
+    partition = tmp_path / "out" / "conformance" / "job_id=shared"
+    first.close()  # no error for the marker it does not own
+    assert (partition / second.running_marker).exists()
+    assert compact_dataset(str(tmp_path / "out")).compacted == ()  # still being written
+    second.close()
+    assert not list(partition.glob(".running*"))

@@ -52,16 +52,25 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def check_job(url: str, job: str, wait: float) -> None:
-    """A worker joins a job its coordinator started and seeded (every input queued, the trusted hosts
-    shared), or does so within ``wait`` seconds."""
+    """A worker joins a job its coordinator has started: registered, and its trusted input hosts shared
+    (the coordinator's first step, before it queues anything), or does so within ``wait`` seconds."""
+    from crawler.frontier import Frontier, FrontierError
+
     deadline = time.monotonic() + wait
-    while not ((status := frontier_status(url, job)).exists and (status.seeded or status.done)):
-        if time.monotonic() >= deadline:
-            raise fail(
-                f"no job {job!r} on the frontier {status.display_url} after {wait:g} s: "
-                "start it with feedcensus crawl --frontier"
-            )
-        time.sleep(0.5)
+    try:
+        frontier = Frontier.connect(url, job)
+        try:
+            while not (frontier.status().exists and frontier.hosts_shared()):
+                if time.monotonic() >= deadline:
+                    raise fail(
+                        f"no job {job!r} on the frontier {frontier.display_url} after {wait:g} s: "
+                        "start it with feedcensus crawl --frontier"
+                    )
+                time.sleep(0.2)
+        finally:
+            frontier.close()
+    except FrontierError as exc:
+        raise fail(str(exc)) from None
 
 
 def frontier_status(url: str, job: str) -> Any:

@@ -84,7 +84,10 @@ class CensusSpider(Spider):
         inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls)
         frontier = self.crawler.get_extension(FrontierWorker)
         # A distributed job's workers trust the hosts its inputs name, whichever process read them.
-        self.input_hosts = frontier.input_hosts(inputs.hosts) if frontier is not None else inputs.hosts
+        if frontier is not None:
+            self.input_hosts = frontier.input_hosts(inputs.hosts, share=bool(inputs.count))
+        else:
+            self.input_hosts = inputs.hosts
         self.crawler.stats.set_value("feedcensus/inputs", inputs.count)
         for out in self._start_outputs(inputs):
             yield out

@@ -57,7 +57,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset.store import ROW_GROUP_ROWS, RUNNING_MARKER, list_jobs, resolve_root, run_started
+from pipelines.dataset.store import ROW_GROUP_ROWS, is_running_marker, list_jobs, resolve_root, run_started
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
 
 #: Rows per compacted file: eight row groups.
@@ -236,7 +236,7 @@ class _Partition:
 
     @property
     def running(self) -> bool:
-        return any(i.base_name == RUNNING_MARKER for i in self.listing)
+        return any(is_running_marker(i.base_name) for i in self.listing)
 
     def unchanged(self, why: str, rows: int = 0) -> PartitionCompaction:
         n = len(self.parts)

@@ -68,7 +68,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from pipelines.dataset.schedule import DEFAULT_WINDOW, items_per_week
-from pipelines.dataset.store import RUNNING_MARKER, list_jobs, open_table, resolve_root
+from pipelines.dataset.store import is_running_marker, list_jobs, open_table, resolve_root
 from schemas.tables import FEEDS, PARTITION_KEY
 from schemas.vocab import FeedFormat
 
@@ -224,7 +224,7 @@ def _scan(fs: pafs.FileSystem, root: str) -> _Listing:
             if not folder.startswith(prefix) or not name:
                 continue
             job = folder[len(prefix) :]
-            if name == RUNNING_MARKER:
+            if is_running_marker(name):
                 running.add(job)
             elif not any(part.startswith((".", "_")) for part in name.split("/")):
                 files.setdefault(job, []).append(f"{table}/{name}\t{info.size}\t{info.mtime_ns}")

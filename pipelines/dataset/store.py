@@ -37,6 +37,12 @@ ROW_GROUP_ROWS = 128 * 1024
 RUNNING_MARKER = ".running"
 
 
+def is_running_marker(name: str) -> bool:
+    """A partition's "being written" marker: ``.running-<token>``, one per writer (the processes of a
+    distributed job share partitions), or ``.running`` as written before schema 1.3."""
+    return name == RUNNING_MARKER or name.startswith(RUNNING_MARKER + "-")
+
+
 def resolve_root(out: str) -> tuple[pafs.FileSystem, str]:
     """(filesystem, path) for a local path or any URI pyarrow understands (s3://, gs://, file://)."""
     if "://" in out:
@@ -174,13 +180,18 @@ class DatasetWriter:
         """Remove the run's ``.running`` markers: no more commits follow."""
         self.closed = True
         for directory in sorted(self._running):
-            self.fs.delete_file(f"{directory}/{RUNNING_MARKER}")
+            self.fs.delete_file(f"{directory}/{self.running_marker}")
         self._running.clear()
+
+    @property
+    def running_marker(self) -> str:
+        """This writer's own marker: other writers of the job (other workers) have theirs."""
+        return f"{RUNNING_MARKER}-{self._token}"
 
     def _mark_running(self, directory: str) -> None:
         """Put the ``.running`` marker in a partition folder before the run's first file lands there."""
         if directory not in self._running:
-            with self.fs.open_output_stream(f"{directory}/{RUNNING_MARKER}") as sink:
+            with self.fs.open_output_stream(f"{directory}/{self.running_marker}") as sink:
                 sink.write(json.dumps({"job_id": self.job_id, "token": self._token}).encode())
             self._running.add(directory)
 
