@@ -8,9 +8,9 @@ five ways, each into a fresh dataset with its own job id:
 * ``frontier x2``: that coordinator plus one ``feedcensus worker`` started with it: two processes;
 * ``seeded x1`` / ``seeded x2``: one / two ``feedcensus worker`` processes on a job whose queue already
   holds every seed (pushed beforehand, untimed, the way the coordinator pushes them: ``FrontierQueue``,
-  the input hosts shared, the job marked seeded). A worker joins a job only once it is seeded, and a
-  coordinator reads its inputs as fast as Scrapy asks for start requests; these two runs measure the
-  frontier's scaling without that wait.
+  the input hosts shared, the job marked seeded). A coordinator queues its inputs only as fast as
+  Scrapy asks for start requests, which on this fast web is about as fast as it crawls them, so a
+  worker started with it finds little to do; these two runs measure the frontier's scaling without that.
 
 Each frontier run gets a fresh ``redis-server`` on 127.0.0.1 (``tests/redisserver.py``: append-only
 file on, as docs/distributed.md advises). Settings as benchmark 2: the project's concurrency and

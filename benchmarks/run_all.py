@@ -119,7 +119,7 @@ load averages and CPU per response: a single-worker run slowed by other load (mo
 a higher load average before it) flatters its pair's ratio. With a core per worker the next limit is
 Redis, which spends about 0.2 ms of CPU per response.
 
-One process on a frontier: a worker on a seeded job is about as fast as the plain crawl; the
+One process on a frontier: a worker on a seeded job comes within about 10 % of the plain crawl; the
 coordinator is slower ("frontier / plain") because its seeds go through Scrapy's start loop one
 reactor turn each, each pushed to Redis and popped back (a cProfile of a 3,000-site coordinator:
 3,001 turns of the start loop, 3,000 pops that found the queue empty, 37 % more main-thread time than
