@@ -13,8 +13,9 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   ``dupefilter`` (a set of Scrapy 2.19 request fingerprints), ``leases`` (hash: URL
   -> the worker holding it), ``held:<worker>`` (hash: URL -> score and queue member,
   what goes back to the queue if that worker dies), ``workers`` (hash: worker -> JSON
-  host, pid, started, state, heartbeat, requests) and ``meta`` (hash: created, state
-  running|done, seeded). A scheduled re-crawl is a new job, so it never inherits the
+  host, pid, started, state, heartbeat, requests), ``not_due`` (set: the feeds recorded
+  as not due, so one worker records each) and ``meta`` (hash: created, state
+  running|done, seeded, input_hosts). A scheduled re-crawl is a new job, so it never inherits the
   previous one's duplicate filter; :meth:`Frontier.finish` makes every key of a
   job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
 - **Leases.** Popping a request leases its URL to the worker, in one Lua script (one
@@ -26,6 +27,10 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
   then the requests its response made are queued. Every time is the Redis server's
   clock, so machines need not agree on the time.
+- **Seeding first.** The coordinator (the process with inputs) queues every input before it
+  takes any request itself (:attr:`FrontierWorker.seeding`); Scrapy reads ``start()`` lazily,
+  so otherwise each input would be popped again by the coordinator as soon as it was pushed
+  and the other workers would find the queue empty.
 - **The end of the job.** scrapy-redis never closes a spider that has nothing to do.
   Here a worker is busy from the moment it joins (so a coordinator still queueing its
   inputs keeps the job open) or takes a request, until it has nothing to do; then it
@@ -65,7 +70,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -81,6 +86,7 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 from twisted.internet import task
 
+from pipelines.history import history_of
 from pipelines.writer import Dataset
 from schemas.items import FetchContext
 
@@ -115,6 +121,8 @@ STAT_RELEASED: Final = "feedcensus/frontier/released"
 STAT_REQUEUED: Final = "feedcensus/frontier/requeued"
 STAT_ORPHANED: Final = "feedcensus/frontier/orphaned"
 STAT_COMMANDS: Final = "feedcensus/frontier/redis_commands"
+#: The job's queue length at this worker's last heartbeat (the progress line shows it as pending).
+STAT_QUEUED: Final = "feedcensus/frontier/queued"
 
 
 class FrontierError(Exception):
@@ -124,38 +132,84 @@ class FrontierError(Exception):
 # --- Redis URLs -------------------------------------------------------------------------------
 
 _SECRET_PARAMS = frozenset({"password", "pass", "auth", "token", "username", "user"})
+_PASSWORD_PARAMS = frozenset({"password", "pass", "auth", "token"})
+#: Where a frontier's Redis password may come from instead of its URL (kept out of ``ps`` and logs).
+PASSWORD_ENV: Final = "FEEDCENSUS_REDIS_PASSWORD"
+
+
+@dataclass(frozen=True)
+class _UrlParts:
+    """A Redis URL split around its credentials."""
+
+    parts: SplitResult
+    host: str  # the netloc without the user info
+    user: str | None  # None when the URL has no user info
+    password: str | None  # None when the user info has no ':'
+    query: list[tuple[str, str]]
+
+
+def _split(url: str) -> _UrlParts | None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    userinfo, at, host = parts.netloc.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    return _UrlParts(
+        parts,
+        host,
+        user if at else None,
+        password if colon else None,
+        parse_qsl(parts.query, keep_blank_values=True),
+    )
+
+
+def _join(url: _UrlParts, userinfo: str | None, query: list[tuple[str, str]]) -> str:
+    netloc = f"{userinfo}@{url.host}" if userinfo else url.host
+    return urlunsplit((url.parts.scheme, netloc, url.parts.path, urlencode(query, safe="*"), ""))
 
 
 def display_url(url: str) -> str:
     """``url`` with its credentials replaced by ``***`` (user info, and password in the query)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    split = _split(url)
+    if split is None:
         return "<unreadable redis URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user, has_password, _ = userinfo.partition(":")
-        netloc = f"{user}:***@{host}" if has_password else f"***@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "***" if k.lower() in _SECRET_PARAMS else v) for k, v in pairs], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    userinfo = None
+    if split.user is not None:
+        userinfo = f"{split.user}:***" if split.password is not None else "***"
+    query = [(k, "***" if k.lower() in _SECRET_PARAMS else v) for k, v in split.query]
+    return _join(split, userinfo, query)
+
+
+def shareable_url(url: str) -> str:
+    """``url`` without its password (in the user info or the query): what a command line may show.
+
+    The password then comes from ``FEEDCENSUS_REDIS_PASSWORD`` (:data:`PASSWORD_ENV`).
+    """
+    split = _split(url)
+    if split is None:
+        return "<unreadable redis URL>"
+    return _join(split, split.user, [(k, v) for k, v in split.query if k.lower() not in _PASSWORD_PARAMS])
+
+
+def has_password(url: str) -> bool:
+    """Whether ``url`` carries a password (then ``ps`` shows it to every user of the machine)."""
+    split = _split(url)
+    if split is None:
+        return False
+    return bool(split.password) or any(k.lower() in _PASSWORD_PARAMS for k, _ in split.query)
 
 
 def _secrets_of(url: str) -> list[str]:
-    """Every credential written in ``url``, raw and unquoted (to scrub from messages)."""
-    found: list[str] = []
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    """Every credential written in ``url``, raw and unquoted, and the one in the environment (to scrub from messages)."""
+    split = _split(url)
+    if split is None:
         return [url]
-    if "@" in parts.netloc:
-        userinfo = parts.netloc.rsplit("@", 1)[0]
-        found += [userinfo, userinfo.partition(":")[2]]
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in _SECRET_PARAMS]
+    found = [v for k, v in split.query if k.lower() in _SECRET_PARAMS]
+    if split.user is not None:
+        found += [split.parts.netloc.rpartition("@")[0], split.password or ""]
     found += [unquote(s) for s in found]
+    found.append(os.environ.get(PASSWORD_ENV) or "")
     return sorted({s for s in found if s}, key=len, reverse=True)
 
 
@@ -320,7 +374,7 @@ return cjson.encode({
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
-for _, name in ipairs({'queue', 'dupefilter', 'leases', 'workers', 'meta', 'last'}) do
+for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last'}) do
   redis.call('EXPIRE', p .. name, ttl)
 end
 for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do redis.call('EXPIRE', p .. 'held:' .. w, ttl) end
@@ -328,7 +382,7 @@ return 1
 """
 
 #: The job's keys besides the ``held:<worker>`` hashes.
-JOB_KEYS: Final = ("queue", "dupefilter", "leases", "workers", "meta", "last")
+JOB_KEYS: Final = ("queue", "dupefilter", "not_due", "leases", "workers", "meta", "last")
 
 
 class CountingRedis(redis.Redis):
@@ -459,12 +513,17 @@ class Frontier:
         lease: float = DEFAULT_LEASE,
         key_ttl: int = DEFAULT_KEY_TTL,
     ) -> Frontier:
-        """A frontier on the Redis at ``url`` (``redis://HOST:PORT/DB``), checked with a PING."""
+        """A frontier on the Redis at ``url`` (``redis://HOST:PORT/DB``), checked with a PING.
+
+        A URL without a password takes the one in ``FEEDCENSUS_REDIS_PASSWORD``, if set.
+        """
         if not job:
             raise FrontierError("a distributed crawl needs a job id")
+        env_password = os.environ.get(PASSWORD_ENV) or None
         try:
             client = CountingRedis.from_url(
                 url,
+                password=None if has_password(url) else env_password,
                 decode_responses=True,
                 socket_timeout=SOCKET_TIMEOUT,
                 socket_connect_timeout=CONNECT_TIMEOUT,
@@ -540,6 +599,10 @@ class Frontier:
 
     def queued(self) -> int:
         return int(self._call("count the queue", self.redis.zcard, self.key("queue")))
+
+    def claim_not_due(self, url: str) -> bool:
+        """True for the first worker of the job to record ``url`` as not due (the others record a duplicate)."""
+        return bool(self._call("claim a not-due feed", self.redis.sadd, self.key("not_due"), url))
 
     def status(self) -> FrontierStatus:
         """The job as it is now: one atomic snapshot."""
@@ -722,8 +785,32 @@ def _unpack(value: Any) -> Any:
     return value
 
 
+#: ``Request.to_dict()`` fields at their defaults: left out of the JSON (``request_from_dict`` restores them).
+_REQUEST_DEFAULTS: Final[dict[str, Any]] = {
+    "callback": None,
+    "errback": None,
+    "method": "GET",
+    "headers": {},
+    "body": b"",
+    "cookies": {},
+    "encoding": "utf-8",
+    "priority": 0,
+    "dont_filter": False,
+    "flags": [],
+    "cb_kwargs": {},
+}
+
+
+def _is_default(key: str, value: Any) -> bool:
+    default = _REQUEST_DEFAULTS.get(key, _REQUEST_DEFAULTS)  # the dict itself: no field's value
+    return type(value) is type(default) and bool(value == default)
+
+
 class RequestCodec:
     """scrapy-redis's serializer interface (``dumps``/``loads``): request dicts as JSON.
+
+    Fields at their defaults are left out (``request_from_dict`` gives them back), so a queued
+    request costs Redis only what differs from a plain GET.
 
     A ``meta`` value of a type JSON cannot carry is left out of the queued copy and
     ``on_drop(key, type_name)`` is told; any other field that cannot be carried raises ``TypeError``.
@@ -740,8 +827,9 @@ class RequestCodec:
             except _Unencodable as exc:
                 if self.on_drop is not None:
                     self.on_drop(str(key), str(exc))
-        out = {k: _pack(v) for k, v in obj.items() if k != "meta"}
-        out["meta"] = _pack_dict(meta)
+        out = {k: _pack(v) for k, v in obj.items() if k != "meta" and not _is_default(k, v)}
+        if meta:
+            out["meta"] = _pack_dict(meta)
         return json.dumps(out, separators=(",", ":"))
 
     def loads(self, data: str | bytes) -> dict[str, Any]:
@@ -776,10 +864,14 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
             return str(self._encode_request(request))  # scrapy-redis's way: to_dict(spider=...) finds the names
         obj = request.replace(callback=None, errback=None).to_dict()
         obj["callback"], obj["errback"] = names
+        del obj["url"]  # the queue member is "URL\nJSON": the URL is there once
         return str(self.serializer.dumps(obj))
 
-    def decode(self, encoded: str) -> Request:
-        return request_from_dict(self.serializer.loads(encoded), spider=self.spider)
+    def decode(self, url: str, encoded: str) -> Request:
+        """The request queued as ``URL\\nJSON`` (the JSON may carry the URL too: scrapy-redis's own encoding)."""
+        obj = self.serializer.loads(encoded)
+        obj.setdefault("url", url)
+        return request_from_dict(obj, spider=self.spider)
 
     def push(
         self, request: Request, fingerprint: str | None = None, release: Iterable[str] = ()
@@ -909,7 +1001,7 @@ class FrontierScheduler(BaseScheduler):
         """The next request of the job, its URL now leased to this worker."""
         if self.local:
             return self.local.popleft()
-        if self.worker.failed is not None or self.queue is None:
+        if self.worker.failed is not None or self.queue is None or self.worker.seeding:
             return None
         mark_busy = self.worker.state != BUSY
         try:
@@ -922,7 +1014,7 @@ class FrontierScheduler(BaseScheduler):
         self.worker.took_request()
         url, encoded = popped
         try:
-            request = self.queue.decode(encoded)
+            request = self.queue.decode(url, encoded)
         except (TypeError, ValueError, KeyError) as exc:
             self._bad_request(url, exc)
             return None
@@ -984,6 +1076,8 @@ class FrontierWorker:
         self._ready: list[str] = []  # committed before it: released at the next heartbeat
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
+        #: True while this process queues its inputs: it takes no request until they are all in.
+        self.seeding = False
         if frontier is not None:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -1025,8 +1119,19 @@ class FrontierWorker:
             self.fail(exc)
             return mine
 
+    def seeding_started(self) -> None:
+        """This process has inputs to queue (the spider calls this before ``start()`` yields the first).
+
+        Until :meth:`seeded`, its scheduler takes no request: Scrapy asks ``start()`` for the next
+        input only once its downloader has room, so a coordinator that also fetched would pop
+        every input again as soon as it pushed it, and the job's other workers would starve.
+        """
+        if self.frontier is not None:
+            self.seeding = True
+
     def seeded(self) -> None:
         """The coordinator has queued every input (the spider calls this at the end of ``start()``)."""
+        self.seeding = False
         if self.frontier is None or self.failed is not None:
             return
         try:
@@ -1038,6 +1143,16 @@ class FrontierWorker:
         """When the row of ``url`` is committed, release ``urls`` too (a redirect chain dropped as a duplicate)."""
         with self._lock:
             self._aliases.setdefault(url, []).extend(urls)
+
+    def claim_not_due(self, url: str) -> bool:
+        """Whether this worker records ``url`` as not due: the first of the job's workers to ask does."""
+        if self.frontier is None or self.failed is not None:
+            return True
+        try:
+            return self.frontier.claim_not_due(url)
+        except FrontierError as exc:
+            self.fail(exc)
+            return True
 
     def took_request(self) -> None:
         """The scheduler leased a request to this worker (the pop marked it busy)."""
@@ -1069,6 +1184,9 @@ class FrontierWorker:
         self.dataset = self.crawler.get_extension(Dataset)
         if self.dataset is not None:
             self.dataset.after_commit.append(self.committed)
+        history = history_of(self.crawler)
+        if history is not None:
+            history.claim_not_due = self.claim_not_due  # one not_due row per feed in the whole job
         try:
             self.frontier.register(BUSY)
         except FrontierError as exc:
@@ -1102,6 +1220,7 @@ class FrontierWorker:
             self._release(ready)
             self._heartbeat(self.state)
             self._requeue_dead()
+            self._set(STAT_QUEUED, self.frontier.queued())
         except FrontierError as exc:
             self.fail(exc)
 
@@ -1234,6 +1353,11 @@ class FrontierWorker:
         stats = self.crawler.stats
         if stats is not None and count:
             stats.inc_value(name, count)
+
+    def _set(self, name: str, value: int) -> None:
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.set_value(name, value)
 
 
 def _reactor() -> Any:

@@ -32,6 +32,7 @@ from schemas.items import FetchContext, FetchRecord, NotDue
 from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -77,6 +78,9 @@ class History:
         self.index: StateIndex | None = None
         #: URLs already recorded as not due in this run (a feed named twice is recorded once).
         self._not_due: set[str] = set()
+        #: True the first time a URL is recorded as not due in this job. A distributed crawl's worker
+        #: replaces it with the frontier's claim, which every worker of the job shares.
+        self.claim_not_due: Callable[[str], bool] = self._claim_here
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -152,9 +156,8 @@ class History:
         due = next_due(hints_of(state), self.policy)
         if due.is_due(now):
             return conditional_headers(state) if self.conditional and state.row is not None else {}
-        if url in self._not_due:
+        if not self.claim_not_due(url):
             return FetchRecord.for_context(ctx, url, Outcome.DUPLICATE, error="already recorded as not due")
-        self._not_due.add(url)
         record = FetchRecord.for_context(
             ctx,
             url,
@@ -166,6 +169,12 @@ class History:
         )
         previous = None if state.row is None else {**state.row, "parsed_job": state.parsed_job}
         return NotDue(record=record, previous=previous)
+
+    def _claim_here(self, url: str) -> bool:
+        if url in self._not_due:
+            return False
+        self._not_due.add(url)
+        return True
 
 
 def history_of(crawler: Crawler) -> History | None:

@@ -196,10 +196,27 @@ def test_status_shows_the_job(redis: RedisServer, demo_server: Any, tmp_path: Pa
 
 
 def test_an_unreachable_frontier_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    proc = run_cli(
-        "crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(tmp_path / "o"),
-        "--frontier", "redis://:secret@127.0.0.1:9/0",
-    )  # fmt: skip
+    args = ("crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(tmp_path / "o"), "--frontier")
+    proc = run_cli(*args, "redis://127.0.0.1:9/0", env={"FEEDCENSUS_REDIS_PASSWORD": "secret"})
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "frontier" in lines[0] and "secret" not in proc.stderr, proc.stderr
+
+    # A password in the URL works too, and is never printed; the user is told ps shows it.
+    proc = run_cli(*args, "redis://:secret@127.0.0.1:9/0")
+    assert proc.returncode == 2
+    warning, error = proc.stderr.strip().splitlines()
+    assert "process list" in warning and "FEEDCENSUS_REDIS_PASSWORD" in warning
+    assert "frontier" in error and "secret" not in proc.stderr, proc.stderr
+
+
+def test_the_join_command_shown_has_no_password(tmp_path: Path) -> None:
+    with RedisServer(tmp_path / "locked", password="s3cr3t") as locked:
+        bare = locked.url.replace(":s3cr3t@", "")
+        proc = run_cli(
+            "crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(tmp_path / "o"), "--job-id", "p",
+            "--frontier", bare, *QUICK, env={"FEEDCENSUS_REDIS_PASSWORD": "s3cr3t"},
+        )  # fmt: skip
+    assert "s3cr3t" not in proc.stdout + proc.stderr
+    join = next(line for line in proc.stderr.splitlines() if "more workers join with" in line)
+    assert f"feedcensus worker --frontier {bare} --job p --out" in join and "FEEDCENSUS_REDIS_PASSWORD" in join

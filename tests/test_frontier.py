@@ -30,10 +30,13 @@ from crawler.frontier import (
     FrontierScheduler,
     FrontierWorker,
     display_url,
+    has_password,
+    shareable_url,
 )
 from crawler.requests import make_request
 from crawler.spiders.census import CensusSpider
 from pipelines.dataset.store import Batch
+from pipelines.history import history_of
 from schemas.items import FetchContext
 from schemas.vocab import Expect, Via
 from tests.redisserver import RedisServer, redis_server
@@ -304,6 +307,30 @@ def test_a_password_never_appears_in_messages(tmp_path: Path) -> None:
         assert f"127.0.0.1:{server.port}" in text
 
 
+def test_the_password_may_come_from_the_environment_and_a_shown_url_has_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert shareable_url("redis://:s3cr3t@h:6379/0") == "redis://h:6379/0"
+    assert shareable_url("redis://census:s3cr3t@h:6379/0?db=1&password=x") == "redis://census@h:6379/0?db=1"
+    assert shareable_url("redis://h:6379/0") == "redis://h:6379/0"
+    assert has_password("redis://:s3cr3t@h/0") and has_password("redis://h/0?password=x")
+    assert not has_password("redis://census@h:6379/0")
+    secret = "env-s3cr3t"
+    with RedisServer(tmp_path / "redis", password=secret) as server:
+        bare = shareable_url(server.url)
+        assert secret not in bare
+        with pytest.raises(FrontierError, match="connect failed"):
+            Frontier.connect(bare, "j1")  # no password anywhere: refused
+        monkeypatch.setenv("FEEDCENSUS_REDIS_PASSWORD", secret)
+        f = Frontier.connect(bare, "j1")
+        assert f.queued() == 0
+        f.close()
+        monkeypatch.setenv("FEEDCENSUS_REDIS_PASSWORD", "WRONG-env-pass")
+        with pytest.raises(FrontierError) as refused:
+            Frontier.connect(bare, "j1")
+    assert "WRONG-env-pass" not in str(refused.value) and "connect failed" in str(refused.value)
+
+
 # --- the scheduler ---------------------------------------------------------------------------------------
 
 
@@ -368,6 +395,44 @@ def test_a_request_round_trips_through_the_scheduler_with_its_context(
     assert scheduler.frontier.leases() == {sent.url: "w1"}
     assert stat(crawler, "feedcensus/frontier/leased") == 1
     assert not scheduler.has_pending_requests() and scheduler.next_request() is None
+
+
+def test_a_queued_request_carries_only_what_differs_from_a_plain_get(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    url = "http://a.example/feed.xml"
+    sent = make_request(url, CTX, callback=spider.parse, errback=spider.on_error)
+    assert scheduler.enqueue_request(sent)
+    [member] = raw(redis_server).zrange("feedcensus:j1:queue", 0, -1)
+    queued_url, _, encoded = str(member).partition("\n")
+    fields = json.loads(encoded)
+    assert queued_url == url and url not in encoded  # the URL is in the member once
+    # headers, body, cookies, flags, method, encoding... are at their defaults: left out
+    assert set(fields) == {"callback", "errback", "priority", "meta"}, fields
+    got = scheduler.next_request()
+    assert got is not None
+    assert (got.url, got.method, got.body, got.priority, dict(got.headers)) == (url, "GET", b"", sent.priority, {})
+    assert got.meta["fc"] == CTX and got.callback == spider.parse and got.cookies == {} and got.flags == []
+
+
+def test_a_coordinator_queues_every_input_before_it_takes_one(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    worker.seeding_started()
+    for n in range(3):
+        scheduler.enqueue_request(
+            make_request(f"http://a.example/{n}", CTX, callback=spider.parse, errback=spider.on_error)
+        )
+    assert scheduler.next_request() is None and scheduler.has_pending_requests()  # still seeding: left to others
+    other = connect(redis_server, worker="w2")
+    assert other.pop() is not None  # another worker takes from the queue meanwhile
+    worker.seeded()
+    assert not worker.seeding and other.seeded
+    taken = {scheduler.next_request(), scheduler.next_request()}
+    urls = {r.url for r in taken if r is not None}
+    assert urls | set(other.leases()) == {f"http://a.example/{n}" for n in range(3)} and len(urls) == 2
+    assert scheduler.next_request() is None
 
 
 def test_the_duplicate_filter_uses_scrapys_fingerprints_and_drops_a_second_request(
@@ -462,6 +527,21 @@ def worker_of(crawler: Crawler) -> FrontierWorker:
     worker = crawler.get_extension(FrontierWorker)
     assert worker is not None and worker.frontier is not None
     return worker
+
+
+def test_a_feed_not_due_is_recorded_by_one_worker_of_the_job(tmp_path: Path, redis_server: RedisServer) -> None:
+    claims = []
+    for name in ("w1", "w2"):
+        crawler = frontier_crawler(tmp_path / name, redis_server, FEEDCENSUS_WORKER_ID=name)
+        worker = worker_of(crawler)
+        worker.spider_opened()
+        assert worker._loop is not None
+        worker._loop.stop()
+        history = history_of(crawler)
+        assert history is not None
+        claims.append((history.claim_not_due("http://a.example/feed"), history.claim_not_due("http://a.example/other")))
+    assert claims == [(True, True), (False, False)]
+    assert raw(redis_server).smembers("feedcensus:j1:not_due") == {"http://a.example/feed", "http://a.example/other"}
 
 
 def test_committed_rows_are_released_one_heartbeat_later(tmp_path: Path, redis_server: RedisServer) -> None:

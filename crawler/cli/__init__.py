@@ -111,8 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--frontier",
         metavar="REDIS_URL",
-        help="share this crawl with `feedcensus worker` processes on a Redis frontier (docs/distributed.md); "
-        "the inputs go into it and this process crawls too",
+        help="share this crawl with `feedcensus worker` processes on a Redis frontier, redis://[USER@]HOST:PORT/DB "
+        "(docs/distributed.md; the password from FEEDCENSUS_REDIS_PASSWORD); the inputs go into it and this "
+        "process crawls too",
     )
     c.add_argument(
         "--resume",
@@ -123,7 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_crawl)
 
     w = sub.add_parser("worker", help="join a distributed crawl: take requests from its frontier until the job ends")
-    w.add_argument("--frontier", metavar="REDIS_URL", required=True, help="the job's Redis frontier")
+    w.add_argument(
+        "--frontier",
+        metavar="REDIS_URL",
+        required=True,
+        help="the job's Redis frontier (the password from FEEDCENSUS_REDIS_PASSWORD)",
+    )
     crawl_options(w, ("--job", "--job-id"), "the job to join (as `feedcensus crawl --frontier` named it)")
     w.add_argument(
         "--wait",

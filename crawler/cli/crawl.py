@@ -601,11 +601,33 @@ def print_summary(result: CrawlResult, settings: Any) -> None:
     print(f"{reason} in {clock(result.elapsed)}", file=sys.stderr)
 
 
+def worker_command(settings: Any) -> str:
+    """The command that joins this distributed job, as it may be shown (the password left out of the URL)."""
+    from crawler.frontier import PASSWORD_ENV, has_password, shareable_url
+
+    url = str(settings.get("FEEDCENSUS_FRONTIER"))
+    job, out = str(settings.get("FEEDCENSUS_JOB_ID")), str(settings.get("FEEDCENSUS_OUT"))
+    command = f"feedcensus worker --frontier {shlex.quote(shareable_url(url))} --job {shlex.quote(job)} --out {shlex.quote(out)}"
+    if has_password(url) or os.environ.get(PASSWORD_ENV):
+        command += f" (with the password in {PASSWORD_ENV})"
+    return command
+
+
+def warn_password(url: str) -> None:
+    """A password on the command line is in the process list for every user of the machine: say so."""
+    from crawler.frontier import PASSWORD_ENV, has_password
+
+    if has_password(url):
+        print(
+            f"feedcensus: warning: the frontier URL carries a password, which every user of this machine can read "
+            f"in the process list; put it in {PASSWORD_ENV} instead",
+            file=sys.stderr,
+        )
+
+
 def resume_command(args: argparse.Namespace, settings: Any) -> str:
     if getattr(args, "frontier", None):
-        job, out = settings.get("FEEDCENSUS_JOB_ID"), settings.get("FEEDCENSUS_OUT")
-        display = settings.get("FEEDCENSUS_FRONTIER_DISPLAY")
-        return f"go on with: feedcensus worker --frontier {display} --job {job} --out {shlex.quote(out)}"
+        return f"go on with: {worker_command(settings)}"
     if getattr(args, "resume", None):
         return f"resume with: feedcensus crawl --resume {shlex.quote(args.resume)}"
     return "a crawl started with --resume DIR can be resumed"
@@ -664,12 +686,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     settings = crawl_settings(args, settings)
     if args.frontier:
         job = settings.get("FEEDCENSUS_JOB_ID")
+        warn_password(args.frontier)
         check_frontier(args.frontier, job)
-        print(
-            f"distributed job {job}: more workers join with "
-            f"feedcensus worker --frontier {settings.get('FEEDCENSUS_FRONTIER_DISPLAY')} --job {job} --out {args.out}",
-            file=sys.stderr,
-        )
+        print(f"distributed job {job}: more workers join with {worker_command(settings)}", file=sys.stderr)
     result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
     print_summary(result, settings)
     code, line = exit_status(result, args, settings)

@@ -28,6 +28,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         parse_overrides,
         print_summary,
         project_settings,
+        warn_password,
     )
 
     settings = project_settings()
@@ -39,6 +40,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise fail("--out is required (the job's dataset: every worker writes into the same one)")
     if not args.job_id:
         raise fail("--job is required: the job `feedcensus crawl --frontier` started")
+    warn_password(args.frontier)
     check_job(args.frontier, args.job_id, args.wait)
     args.seeds, args.opml, args.url, args.resume = [], [], [], None
     settings = crawl_settings(args, settings)

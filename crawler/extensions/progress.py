@@ -201,10 +201,18 @@ class Progress:
         self.loop.start(0.5 if self.live else self.interval, now=False)
 
     def _pending(self) -> int:
-        """Requests scheduled and not yet dequeued, plus downloads in flight."""
+        """Requests scheduled and not yet dequeued, plus downloads in flight.
+
+        On a distributed crawl's frontier, the job's queue (shared by every worker) as of this
+        worker's last heartbeat.
+        """
         stats = self.crawler.stats
         engine = self.crawler.engine
-        queued = int(stats.get_value("scheduler/enqueued", 0)) - int(stats.get_value("scheduler/dequeued", 0))
+        shared = stats.get_value("feedcensus/frontier/queued")
+        if shared is not None:
+            queued = int(shared)
+        else:
+            queued = int(stats.get_value("scheduler/enqueued", 0)) - int(stats.get_value("scheduler/dequeued", 0))
         active = len(engine.downloader.active) if engine is not None else 0
         return max(queued, 0) + active
 

@@ -89,6 +89,8 @@ class CensusSpider(Spider):
         else:
             self.input_hosts = inputs.hosts
         self.crawler.stats.set_value("feedcensus/inputs", inputs.count)
+        if frontier is not None and inputs.count:
+            frontier.seeding_started()  # every input goes into the shared queue before this process takes one
         for out in self._start_outputs(inputs):
             yield out
         if frontier is not None and inputs.count:
