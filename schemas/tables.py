@@ -196,8 +196,9 @@ CONFORMANCE: tuple[Field, ...] = (
         "source",
         pa.string(),
         "Where the rule comes from: profile (the RSS Best Practices Profile), rss2 (the RSS 2.0 specification "
-        "alone) or namespace (a namespace's own specification, as the W3C Feed Validator reads it). "
-        "Null in files written before schema 1.1 (all profile rules then).",
+        "alone), namespace (a namespace's own specification, as the W3C Feed Validator reads it) or rss1 (the "
+        "RSS 1.0 specification, for RSS 1.0 feeds). Null in files written before schema 1.1 (all profile rules "
+        "then).",
     ),
     _f(
         "w3c",

@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from pipelines.document.checks import RULES, Finding, Rule, check_feed
+from pipelines.document.checks import NOT_FEED_RULES, RULES, Finding, Rule, check_feed
 from pipelines.document.checks.datetimes import analyse_date, universal_date
+from pipelines.document.checks.rss1 import RDF_ROOT
 from pipelines.document.feedparse import parse_feed
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -90,9 +91,12 @@ def doc(
     )
 
 
-def run(text: str, *, fmt: str = "rss", now: datetime = NOW) -> list[Finding]:
+def run(text: str, *, fmt: str | None = None, now: datetime = NOW) -> list[Finding]:
+    """The findings on ``text``: checked as ``fmt``, by default "rdf" for an rdf:RDF root and "rss" otherwise."""
     body = text.encode("utf-8")
     root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True))
+    if fmt is None:
+        fmt = "rdf" if root.tag == RDF_ROOT else "rss"
     return check_feed(root, format=fmt, body=body, now=now)
 
 
@@ -270,7 +274,9 @@ def test_rule_fails_and_passes(rule: str, bad: str, good: str) -> None:
 
 
 def test_every_rule_has_a_case() -> None:
-    assert {c[0] for c in CASES} == set(RULES)
+    """Every rule ``check_feed`` reports (``lint``'s non-feed rules are tested with the documents that are no feed)."""
+    assert {c[0] for c in CASES + RSS1_CASES} == set(RULES) - NOT_FEED_RULES
+    assert {c[0] for c in RSS1_CASES} == {rid for rid, r in RULES.items() if r.source == "rss1"}
 
 
 # Each rule that has a W3C Feed Validator name, checked on a literal example taken from the profile text.
@@ -380,7 +386,8 @@ def test_rules_table_is_well_formed() -> None:
         assert isinstance(rule.w3c, tuple), rule.id
         assert all(re.fullmatch(r"[A-Z][A-Za-z0-9]+", name) for name in rule.w3c), rule.w3c
         assert len(set(rule.w3c)) == len(rule.w3c), rule.id
-        assert rule.source in ("profile", "rss2", "namespace"), rule.id
+        assert rule.source in ("profile", "rss2", "namespace", "rss1"), rule.id
+        assert rule.id.startswith("rss1-") == (rule.source == "rss1"), rule.id
     assert len({r.id for r in RULES.values()}) == len(RULES)
     brief = {
         "InvalidRFC2822Date", "ProblematicalRFC822Date", "DuplicateElement", "DuplicateEnclosure", "MissingGuid",
@@ -398,7 +405,10 @@ def test_rule_sections_exist_in_profile() -> None:
         pytest.skip(f"profile text not found at {PROFILE}")
     headings = set(re.findall(r"^(\d+(?:\.\d+)*)\.? ", PROFILE.read_text(encoding="utf-8"), re.M))
     for rule in RULES.values():
-        assert rule.section in headings, (rule.id, rule.section)
+        if rule.source == "rss1":  # a section of the RSS 1.0 specification (5 core syntax, 6 modules)
+            assert rule.section in RSS1_SECTIONS, (rule.id, rule.section)
+        else:
+            assert rule.section in headings, (rule.id, rule.section)
 
 
 def test_findings_shape_counts_and_examples() -> None:
@@ -452,16 +462,23 @@ def test_character_data_needs_body_and_skips_utf16() -> None:
     assert "missing-atom-self-link" not in rules  # the rest of the checks still ran on the tree
 
 
-def test_non_rss_formats_get_no_findings() -> None:
+def test_other_formats_get_no_findings_and_rss1_only_its_own() -> None:
     atom = b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title></feed>'
     rdf = (
         b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">'
-        b"<channel><title>t</title></channel></rdf:RDF>"
+        b"<channel><title>t</title><language>en</language></channel></rdf:RDF>"
     )
     assert check_feed(etree.fromstring(atom), format="atom", body=atom) == []
-    assert check_feed(etree.fromstring(rdf), format="rdf", body=rdf) == []
+    rss1 = check_feed(etree.fromstring(rdf), format="rdf", body=rdf)
+    assert {f.rule for f in rss1} == {"rss1-undefined-element", "rss1-missing-required", "rss1-about-missing"}
+    assert {f.source for f in rss1} == {"rss1"}
     assert check_feed(etree.fromstring(doc().encode()), format="unknown") == []
+    assert check_feed(etree.fromstring(rdf), format="unknown") == []  # not a feed: the census keeps no rule rows
     assert check_feed(None, format="rss") == []
+    assert check_feed(None, format="rdf") == []
+    # an RSS 2.0 document with what RSS 1.0 rejects gets no RSS 1.0 rule, and RSS 1.0 none of the profile's
+    assert not {f.source for f in run(doc(channel="<language>en</language>"))} & {"rss1"}
+    assert {f.source for f in run(RSS1.replace("</channel>", "<ttl>x</ttl></channel>", 1))} == {"rss1"}
 
 
 def test_recovered_and_odd_documents_do_not_raise() -> None:
@@ -520,6 +537,8 @@ def test_benchmark_corpus_never_raises() -> None:
         if fmt == "rss":
             checked += 1
             assert findings is not None
+        elif fmt == "rdf":
+            assert {f.source for f in findings} <= {"rss1", "namespace"}, path.name
         else:
             assert findings == []
     assert checked > 100
@@ -705,19 +724,30 @@ def test_every_rule_in_the_tables_is_a_rule_of_the_profile() -> None:
     from pipelines.document.checks.datetimes import DATE_RULES
     from pipelines.document.checks.item import ITEM
     from pipelines.document.checks.rss import RSS
+    from pipelines.document.checks.rss1 import CHANNEL as RSS1_CHANNEL
+    from pipelines.document.checks.rss1 import IMAGE as RSS1_IMAGE
+    from pipelines.document.checks.rss1 import ITEM as RSS1_ITEM_SECTION
+    from pipelines.document.checks.rss1 import ROOT, TEXTINPUT
 
     ids = {rule for rule, _ in (*CLOUD_RULES, *SKIP_DAYS_RULES, *SKIP_HOURS_RULES, *DATE_RULES)}
-    for section in (RSS, CHANNEL, ITEM, IMAGE, TEXT_INPUT):
+    rss1_sections = (ROOT, RSS1_CHANNEL, RSS1_IMAGE, RSS1_ITEM_SECTION, TEXTINPUT)
+    for section in (RSS, CHANNEL, ITEM, IMAGE, TEXT_INPUT, *rss1_sections):
         ids |= {rule for rule, _ in section.scope_rules}
         for rules in (*section.text_rules.values(), *section.element_rules.values()):
             ids |= {rule for rule, _ in rules}
     walks = {rule for rule in ids if rule.startswith("walk:")}
     assert ids - walks <= set(RULES)
-    assert walks == {"walk:channel", "walk:image", "walk:item", "walk:textInput", "walk:skipDays", "walk:skipHours"}
+    assert walks == {
+        "walk:channel", "walk:image", "walk:item", "walk:textInput", "walk:skipDays", "walk:skipHours",
+        "walk:textinput",
+    }  # fmt: skip
     # not in the tables: what the walk decides for every scope, and the rules decided together with another
-    walked = {"undefined-element", "text-element-has-children", "character-data-not-hex"}
+    walked = {"undefined-element", "text-element-has-children", "character-data-not-hex", "rss1-undefined-element"}
     decided_with_another = {"url-not-ascii", "email-missing-real-name", "email-format"}
-    assert set(RULES) - ids == walked | decided_with_another
+    assert set(RULES) - ids == walked | decided_with_another | NOT_FEED_RULES
+    assert {section.undefined for section in rss1_sections} == {"rss1-undefined-element"}
+    assert all(RULES[rule].source == "rss1" for section in rss1_sections for rule, _ in section.scope_rules
+               if not rule.startswith("walk:") and rule != "duplicate-namespace-element")  # fmt: skip
 
 
 # ---------------------------------------------------------------- what the walk does to be fast changes no finding
@@ -856,3 +886,268 @@ def test_the_date_verdict_is_the_date_rules_on_the_analysis(
     if universal_date(value) is None:
         assert rules == tuple(rule for rule, breaks in DATE_RULES if breaks(analysis))
     assert timestamp == analysis.timestamp
+
+
+# ---------------------------------------------------------------- RSS 1.0 (source "rss1")
+
+#: The sections of the RSS 1.0 specification (RDF Site Summary 1.0): 5.x core syntax, 6 modules.
+RSS1_SECTIONS = frozenset(
+    [
+        "5",
+        "5.1",
+        "5.2",
+        "5.3",
+        "5.3.1",
+        "5.3.2",
+        "5.3.3",
+        "5.3.4",
+        "5.3.5",
+        "5.3.6",
+        "5.4",
+        "5.4.1",
+        "5.4.2",
+        "5.4.3",
+        "5.5",
+        "5.5.1",
+        "5.5.2",
+        "5.5.3",
+        "5.6",
+        "5.6.1",
+        "5.6.2",
+        "5.6.3",
+        "5.6.4",
+        "6",
+    ]
+)
+RSS1_NAMESPACES = (
+    'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/" '
+    'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/" '
+    'xmlns:trackback="http://madskills.com/public/xml/rss/module/trackback/"'
+)
+RSS1_ITEM = """<item rdf:about="http://xml.com/pub/2000/08/09/xslt/xslt.html">
+  <title>Processing Inclusions with XSLT</title>
+  <link>http://xml.com/pub/2000/08/09/xslt/xslt.html</link>
+  <description>Processing document inclusions with general XML tools can be problematic.</description>
+  <dc:subject>XML</dc:subject><dc:subject>XSLT</dc:subject>
+  <trackback:ping rdf:resource="http://xml.com/tb.cgi?tb_id=1"/>
+  <trackback:about rdf:resource="http://example.com/foo/1.html"/>
+  <trackback:about rdf:resource="http://example.com/bar/7.html"/>
+</item>"""
+#: The RSS 1.0 specification's example document (section 8), with Dublin Core, Syndication and Trackback.
+RSS1 = f"""<?xml version="1.0"?>
+<rdf:RDF {RSS1_NAMESPACES}>
+  <channel rdf:about="http://www.xml.com/xml/news.rss">
+    <title>XML.com</title>
+    <link>http://xml.com/pub</link>
+    <description>XML.com features a rich mix of information and services for the XML community.</description>
+    <dc:language>en-us</dc:language>
+    <dc:date>2000-08-09T12:00:00Z</dc:date>
+    <sy:updatePeriod>hourly</sy:updatePeriod>
+    <sy:updateFrequency>2</sy:updateFrequency>
+    <image rdf:resource="http://xml.com/universal/images/xml_tiny.gif" />
+    <items>
+      <rdf:Seq>
+        <rdf:li resource="http://xml.com/pub/2000/08/09/xslt/xslt.html" />
+        <rdf:li rdf:resource="http://xml.com/pub/2000/08/09/rdfdb/index.html" />
+      </rdf:Seq>
+    </items>
+    <textinput rdf:resource="http://search.xml.com" />
+  </channel>
+  <image rdf:about="http://xml.com/universal/images/xml_tiny.gif">
+    <title>XML.com</title>
+    <link>http://www.xml.com</link>
+    <url>http://xml.com/universal/images/xml_tiny.gif</url>
+  </image>
+  {RSS1_ITEM}
+  <item rdf:about="http://xml.com/pub/2000/08/09/rdfdb/index.html">
+    <title>Putting RDF to Work</title>
+    <link>http://xml.com/pub/2000/08/09/rdfdb/index.html</link>
+  </item>
+  <textinput rdf:about="http://search.xml.com">
+    <title>Search XML.com</title>
+    <description>Search XML.com's XML collection</description>
+    <name>s</name>
+    <link>http://search.xml.com</link>
+  </textinput>
+</rdf:RDF>
+"""
+
+
+def rss1(old: str, new: str = "") -> str:
+    """:data:`RSS1` with the first ``old`` replaced by ``new`` (``old`` must be there)."""
+    assert old in RSS1, old
+    return RSS1.replace(old, new, 1)
+
+
+_ITEM2 = '<item rdf:about="http://xml.com/pub/2000/08/09/rdfdb/index.html">'
+_CHANNEL_END = '<textinput rdf:resource="http://search.xml.com" />\n  </channel>'
+_IMAGE_URL = "<url>http://xml.com/universal/images/xml_tiny.gif</url>"
+
+# (rule, failing document, passing document): every rule of source rss1 at least once.
+RSS1_CASES: list[tuple[str, str, str]] = [
+    ("rss1-channel-missing", re.sub(r"<channel .*?</channel>", "", RSS1, flags=re.S), RSS1),
+    ("rss1-undefined-element", rss1("<dc:language>en-us</dc:language>", "<language>en-us</language>"), RSS1),
+    ("rss1-undefined-element", rss1("<dc:subject>XML</dc:subject>", "<pubDate>Wed, 09 Aug 2000 12:00:00 GMT</pubDate>"), rss1("<dc:subject>XML</dc:subject>", "<dc:date>2000-08-09T12:00:00Z</dc:date>")),
+    ("rss1-undefined-element", rss1(_IMAGE_URL, _IMAGE_URL + "<width>88</width>"), RSS1),
+    ("rss1-undefined-element", rss1(_CHANNEL_END, _CHANNEL_END.replace("</channel>", RSS1_ITEM.replace("xslt.html\"", "x.html\"") + "</channel>")), RSS1),
+    ("rss1-undefined-element", rss1("</rdf:RDF>", "<foo/></rdf:RDF>"), rss1("</rdf:RDF>", "<dc:foo/></rdf:RDF>")),
+    ("rss1-duplicate-element", rss1("<items>", "<items><rdf:Seq/></items><items>"), RSS1),
+    ("rss1-duplicate-element", rss1("</rdf:RDF>", '<channel rdf:about="http://x.example/"/></rdf:RDF>'), RSS1),
+    ("rss1-duplicate-element", rss1("<title>Putting RDF to Work</title>", "<title>Putting RDF</title><title>to Work</title>"), RSS1),
+    ("rss1-missing-required", rss1("<items>", "<rdf:Seq>").replace("</items>", "</rdf:Seq>", 1), RSS1),
+    ("rss1-missing-required", rss1("<link>http://xml.com/pub/2000/08/09/rdfdb/index.html</link>"), rss1("<description>Processing document inclusions with general XML tools can be problematic.</description>")),
+    ("rss1-missing-required", rss1(_IMAGE_URL), RSS1),
+    ("rss1-missing-required", rss1("<name>s</name>"), RSS1),
+    ("rss1-about-missing", rss1('<image rdf:about="http://xml.com/universal/images/xml_tiny.gif">', "<image>"), RSS1),
+    ("rss1-about-missing", rss1('<channel rdf:about="', '<channel about="'), RSS1),
+    ("rss1-about-duplicate", rss1(_ITEM2, RSS1_ITEM.split(">")[0] + ">"), RSS1),
+    ("rss1-resource-missing", rss1('<image rdf:resource="http://xml.com/universal/images/xml_tiny.gif" />', "<image/>"), RSS1),
+    ("rss1-resource-missing", rss1('<textinput rdf:resource="http://search.xml.com" />', "<textinput/>"), RSS1),
+    ("rss1-trackback-resource-missing", rss1('<trackback:ping rdf:resource="http://xml.com/tb.cgi?tb_id=1"/>', "<trackback:ping>http://xml.com/tb.cgi?tb_id=1</trackback:ping>"), RSS1),
+    ("rss1-trackback-resource-missing", rss1('<trackback:about rdf:resource="http://example.com/foo/1.html"/>', "<trackback:about>http://example.com/foo/1.html</trackback:about>"), RSS1),
+]  # fmt: skip
+
+
+def test_the_rss1_specification_example_has_no_findings() -> None:
+    assert run(RSS1) == []
+
+
+@pytest.mark.parametrize(("rule", "bad", "good"), RSS1_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(RSS1_CASES)])
+def test_rss1_rule_fails_and_passes(rule: str, bad: str, good: str) -> None:
+    assert rule in rules_of(bad), f"{rule} should fire"
+    assert rule not in rules_of(good), f"{rule} should not fire"
+
+
+def test_rss1_findings_say_where() -> None:
+    found = {(f.rule, f.scope): f for f in run(RSS1_CASES[0][1])}
+    assert found[("rss1-channel-missing", "rdf:RDF")].example is None
+    bad = rss1("<items>", "<items><rdf:Seq/></items><items>")
+    bad = bad.replace("<description>Processing document", "<pubDate>x</pubDate><description>Processing document")
+    bad = bad.replace('<image rdf:about="http://xml.com/universal/images/xml_tiny.gif">', "<image>")
+    found = {(f.rule, f.scope): f for f in run(bad)}
+    assert set(found) == {
+        ("rss1-duplicate-element", "channel"),
+        ("rss1-undefined-element", "item"),
+        ("rss1-about-missing", "rdf:RDF"),
+    }
+    assert found[("rss1-duplicate-element", "channel")].example == "items"
+    assert found[("rss1-undefined-element", "item")].example == "pubDate"
+    assert found[("rss1-about-missing", "rdf:RDF")].example == "image"
+    missing = {(f.rule, f.scope): f for f in run(rss1(_IMAGE_URL).replace("<name>s</name>", ""))}
+    assert (
+        missing[("rss1-missing-required", "image")].example,
+        missing[("rss1-missing-required", "textinput")].example,
+    ) == ("url", "name")
+    dup = run(rss1(_ITEM2, RSS1_ITEM.split(">")[0] + ">"))
+    assert [(f.rule, f.scope, f.example) for f in dup] == [
+        ("rss1-about-duplicate", "rdf:RDF", "http://xml.com/pub/2000/08/09/xslt/xslt.html")
+    ]
+
+
+def test_rss1_runs_the_namespace_rules_but_not_rss2_forms() -> None:
+    rules = rules_of(rss1("<dc:language>en-us</dc:language>", "<dc:language>english</dc:language>"))
+    assert rules == {"dc-language-invalid"}
+    assert rules_of(
+        rss1("<sy:updateFrequency>2</sy:updateFrequency>", "<sy:updateFrequency>0</sy:updateFrequency>")
+    ) == {"sy-update-frequency-invalid"}
+    assert rules_of(
+        rss1("<dc:date>2000-08-09T12:00:00Z</dc:date>", "<dc:date>2000</dc:date><dc:date>2001</dc:date>")
+    ) == {"duplicate-namespace-element"}
+    # the RSS 2.0 reading of trackback (the URL as text) is not applied to RSS 1.0's rdf:resource form
+    assert "trackback-url-not-absolute" not in rules_of(RSS1)
+    # and the RSS 1.0 form is not asked of RSS 2.0
+    rdf_ns = 'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
+    rss2 = doc(item=f'{TB} {rdf_ns} rdf:resource="http://x.example/tb">http://x.example/tb</trackback:ping>')
+    assert not {f.rule for f in run(rss2)} & {"rss1-trackback-resource-missing", "trackback-url-not-absolute"}
+
+
+def test_rss1_rules_do_not_run_on_rss_090_or_an_unknown_vocabulary() -> None:
+    rss090 = (
+        '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://my.netscape.com/rdf/simple/0.9/">'
+        "<channel><title>Mozilla Dot Org</title><link>http://www.mozilla.org</link>"
+        "<description>the Mozilla Organization web site</description></channel>"
+        "<item><title>New Status Updates</title><link>http://www.mozilla.org/status/</link></item></rdf:RDF>"
+    )
+    assert run(rss090) == []
+    # elements in no namespace under rdf:RDF: neither RSS 1.0 nor 0.90 (the validator: UndeterminableVocabulary)
+    assert run(rss090.replace(' xmlns="http://my.netscape.com/rdf/simple/0.9/"', "")) == []
+    # the same document in RSS 1.0's namespace: its rules run (the channel has no rdf:about, no items...)
+    as_rss1 = rss090.replace("http://my.netscape.com/rdf/simple/0.9/", "http://purl.org/rss/1.0/")
+    assert {"rss1-about-missing", "rss1-missing-required"} <= {f.rule for f in run(as_rss1)}
+
+
+def test_rss1_with_the_parsers_notes_finds_the_same() -> None:
+    body = rss1("<dc:subject>XML</dc:subject>", "<pubDate>x</pubDate>").replace("<name>s</name>", "").encode()
+    plain = parse_feed(body)
+    noted = parse_feed(body, with_notes=True)
+    assert (plain.format, plain.version) == ("rdf", "1.0")
+    expected = check_feed(plain.root, format=plain.format, body=body)
+    assert {f.rule for f in expected} == {"rss1-undefined-element", "rss1-missing-required"}
+    assert check_feed(noted.root, format=noted.format, body=body, notes=noted.notes) == expected
+
+
+# ---------------------------------------------------------------- documents that are no feed: lint's verdict alone
+
+#: Documents the parser reads as no feed, and what ``feedcensus lint`` says of each (rule, scope, example).
+NOT_FEEDS: list[tuple[bytes, tuple[str, str, str | None]]] = [
+    (b"<unknown><channel><title>t</title><link>http://x.example/</link></channel></unknown>",
+     ("root-not-feed", "document", "unknown")),
+    (b"<channel><title>foo</title><link>http://example.com/</link><description>bar</description></channel>",
+     ("root-not-feed", "document", "channel")),
+    (b'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>dive into mark</title>'
+     b'<link rel="alternate" type="application/rss+xml" href="http://example.com/rss.xml" /></head>'
+     b"<body><p>x&nbsp;y</p></body></html>",
+     ("root-not-feed", "document", "html")),
+    (b'<rdf:rdf xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"></rdf:rdf>',
+     ("root-not-feed", "document", "rdf:rdf")),
+    (b'<opml version="2.0"><head/><body><outline xmlUrl="http://x.example/rss"/></body></opml>',
+     ("root-not-feed", "document", "opml")),
+    # rdf:RDF, RSS 1.0's root, but its channel in another namespace (the RSS 0.91 DTD's URL): the channel is missing
+    (b'<rdf:RDF xmlns="http://my.netscape.com/publish/formats/rss-0.91.dtd" '
+     b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><channel rdf:about="http://www.example.com/">'
+     b"<title>RSS 1.0 feed</title><link>http://www.example.com/</link></channel></rdf:RDF>",
+     ("rss1-channel-missing", "rdf:RDF", None)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "verdict"), NOT_FEEDS, ids=[v[2] or v[0] for _, v in NOT_FEEDS])
+def test_a_document_that_is_no_feed_is_named_by_lint_and_not_by_the_census(
+    body: bytes, verdict: tuple[str, str, str | None]
+) -> None:
+    from crawler.cli.documents import not_feed_findings
+    from pipelines.feed import document_rows
+    from schemas.items import FeedDocument
+
+    parsed = parse_feed(body, "http://x.example/feed")
+    assert parsed.format == "unknown"
+    # the census: no finding, so no conformance row and no error counted; the feeds row says it is no feed
+    assert check_feed(parsed.root, format=parsed.format, body=body) == []
+    url = "http://x.example/feed"
+    item = FeedDocument(
+        url=url, final_url=url, status=200, headers={}, body=body, discovered_via="url", source=None, depth=0
+    )
+    rows, failures = document_rows(item, NOW)
+    assert "conformance" not in rows.rows and failures == ()
+    (feed,) = rows.rows["feeds"]
+    assert feed["format"] == "unknown"
+    # lint: the rule, with the severity of the table
+    rule, scope, example = verdict
+    assert not_feed_findings(parsed.root) == [Finding(rule, RULES[rule].severity, scope, 1, example)]
+
+
+def test_lint_names_no_rule_for_a_document_without_a_root_element() -> None:
+    from crawler.cli.documents import not_feed_findings
+
+    for body in (b"", b"\x00\x01garbage, not markup at all\xff", b"<!-- only a comment -->"):
+        parsed = parse_feed(body)
+        assert parsed.format == "unknown"
+        assert not_feed_findings(parsed.root) == []
+
+
+def test_check_feed_never_reports_the_rules_of_documents_that_are_no_feed() -> None:
+    assert set(RULES) >= NOT_FEED_RULES
+    assert all(RULES[rule].source == "rss2" for rule in NOT_FEED_RULES)
+    for fmt in ("rss", "rdf", "atom", "unknown"):
+        for body, _ in NOT_FEEDS:
+            root = etree.fromstring(body, etree.XMLParser(recover=True))
+            assert not {f.rule for f in check_feed(root, format=fmt, body=body)} & NOT_FEED_RULES

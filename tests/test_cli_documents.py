@@ -70,11 +70,38 @@ def test_lint_exits_1_on_a_document_that_is_not_a_feed(docs: dict[str, Path], na
     proc = run_cli("lint", str(docs[name]))
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
-    (line,) = proc.stdout.strip().splitlines()  # one line: no empty channel:/items: lines
+    # the verdict, then the findings (none without a root element): no empty channel:/items: lines
+    line, *findings = proc.stdout.strip().splitlines()
     assert line.startswith(f"{docs[name]}: not a feed"), line
+    assert findings == (["  error   root-not-feed x1: html"] if name == "html" else [])
     proc = run_cli("lint", "--json", str(docs[name]))
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["format"] == "unknown"
+    result = json.loads(proc.stdout)
+    assert result["format"] == "unknown"
+    assert [f["rule"] for f in result["findings"]] == (["root-not-feed"] if name == "html" else [])
+
+
+def test_lint_names_the_root_of_a_document_that_is_not_a_feed(tmp_path: Path) -> None:
+    """The W3C validator's UndefinedElement at the root: root-not-feed, or a missing channel under rdf:RDF."""
+    rdf = 'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
+    bodies = {
+        "channel": "<channel><title>foo</title><link>http://example.com/</link></channel>",
+        "misspelt": f'<rdf:rdf {rdf} xmlns="http://purl.org/rss/1.0/"></rdf:rdf>',
+        "rdf": f'<rdf:RDF {rdf} xmlns="http://my.netscape.com/publish/formats/rss-0.91.dtd"><channel/></rdf:RDF>',
+    }
+    for name, body in bodies.items():
+        (tmp_path / f"{name}.xml").write_text(body, encoding="utf-8")
+    proc = run_cli("lint", "--json", *(str(tmp_path / f"{name}.xml") for name in bodies))
+    assert proc.returncode == 1, proc.stderr
+    found = [json.loads(line)["findings"] for line in proc.stdout.splitlines()]
+    assert found == [
+        [{"rule": "root-not-feed", "severity": "error", "scope": "document", "count": 1, "example": "channel"}],
+        [{"rule": "root-not-feed", "severity": "error", "scope": "document", "count": 1, "example": "rdf:rdf"}],
+        [{"rule": "rss1-channel-missing", "severity": "error", "scope": "rdf:RDF", "count": 1, "example": None}],
+    ]
+    # the rule is in the table `feedcensus rules` prints
+    rules = {json.loads(line)["id"]: json.loads(line) for line in run_cli("rules", "--json").stdout.splitlines()}
+    assert rules["root-not-feed"]["source"] == "rss2" and rules["root-not-feed"]["w3c"] == ["UndefinedElement"]
 
 
 def test_lint_exits_0_on_feeds_even_broken_ones(docs: dict[str, Path]) -> None:

@@ -526,3 +526,41 @@ def test_the_report_explains_every_date_form_and_feed_media_type() -> None:
     assert all(DATE_FORMS.values())
     assert list(LINK_KINDS) == [media.value for media in FeedMediaType]
     assert all(LINK_KINDS.values())
+
+
+def test_rule_failures_of_rss1_feeds_are_counted_for_format_rdf(tmp_path: Path) -> None:
+    """rss1 rules fail in RSS 1.0 feeds (format rdf): the rdf survey counts them, the rss one lists them at 0."""
+    out = tmp_path / "ds"
+    rdf = {**feed("http://r/", 1, "rdf"), "version": "1.0"}
+
+    def failure(url: str, rule: str) -> dict[str, Any]:
+        r = RULES[rule]
+        return {"feed_url": url, "rule": rule, "severity": r.severity, "scope": "channel", "count": 1,
+                "source": r.source, "w3c": list(r.w3c)}  # fmt: skip
+
+    write_dataset(
+        out,
+        "j1",
+        {
+            "feeds": [feed("http://a/", 2), rdf],
+            "conformance": [failure("http://r/", "rss1-missing-required"), failure("http://a/", "item-missing-guid")],
+            "fetch_log": [{"url": "http://a/", "outcome": "feed", "fetched_at": NOW}],
+        },
+    )
+    con = duckdb.connect()
+    for fmt in ("rdf", "rss"):
+        want = dict(
+            con.execute(
+                f"""SELECT c.rule, count(DISTINCT c.feed_url)
+                    FROM read_parquet('{out}/conformance/*/*.parquet') c
+                    JOIN read_parquet('{out}/feeds/*/*.parquet') f ON f.url = c.feed_url
+                    WHERE f.format = ? GROUP BY ALL""",
+                [fmt],
+            ).fetchall()
+        )
+        table = compute(str(out), fmt=fmt).table("rule_failures")
+        assert {r["rule"]: r["feeds"] for r in table.rows if r["feeds"]} == want
+        assert {r["rule"] for r in table.rows} >= set(RULES)
+        assert any("rss1 rules" in note and "format rdf" in note for note in table.notes)
+    assert want == {"item-missing-guid": 1}
+    con.close()

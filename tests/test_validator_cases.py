@@ -13,21 +13,23 @@ A case agrees when, run through ``feedcensus lint --json``:
 
 A finding pairs with a case's message only where the case says where: when its
 parameters name a ``parent`` that is one of our scopes (``channel``, ``item``,
-``image``...; the validator's ``root`` is our ``rss``), the finding's scope
-must be that one. (The validator's own test is the same: the message with
+``image``...; the validator's ``root``, the document the root element sits in,
+is our ``document``, its ``rdf_RDF`` / ``rdf:RDF`` our ``rdf:RDF``, the root of
+an RSS 1.0 document), the finding's scope must be that one. (The validator's own test is the same: the message with
 those parameters, e.g. ``!DuplicateElement{parent:item,element:dc:date}`` is
 not contradicted by a ``dc:date`` twice in the channel.)
 
 Every case is run and every disagreement is listed, with its reason, in
-``docs/conformance.md``. The figure held to :data:`MIN_AGREEMENT` is over the
-cases on documents the checks are defined for: the manifest's ``root`` is an
-RSS 2.0-family ``rss`` element (:data:`CHECKED_ROOTS`). The profile is about
-RSS 2.0 and ``check_feed`` gives no finding for RSS 1.0 / 0.90 (RDF), Atom or a
-document that is no feed at all, so the validator's RSS 1.0 messages there are
-disagreements by design (listed in the document all the same); the figure
-over every case is printed too. This test fails when agreement drops below
-:data:`MIN_AGREEMENT` or when a disagreement appears that the document does
-not list. Run ``python tests/test_validator_cases.py`` to print the figure and
+``docs/conformance.md``. Two figures are held to :data:`MIN_AGREEMENT`: over
+the cases on documents the profile is about (the manifest's ``root`` is an RSS
+2.0-family ``rss`` element, :data:`CHECKED_ROOTS`), and over every case
+counted. The latter adds the RSS 1.0 documents, which get the RSS 1.0 rules
+(``source = "rss1"``), and the documents that are no feed at all, which
+``check_feed`` (the census) gives no finding and ``lint`` names as
+``root-not-feed`` (or ``rss1-channel-missing`` for an ``rdf:RDF`` root). This
+test fails when agreement drops below :data:`MIN_AGREEMENT` or when a
+disagreement appears that the document does not list, or a listed one agrees
+again. Run ``python tests/test_validator_cases.py`` to print the figures and
 every disagreement.
 """
 
@@ -51,7 +53,7 @@ from tests.conftest import run_cli  # noqa: E402
 CASES = REPO.parent / "shared" / "corpus" / "validator_cases"
 CONFORMANCE_DOC = REPO / "docs" / "conformance.md"
 MIN_AGREEMENT = 0.95
-#: The manifest's ``root`` of the documents the checks are defined for (``check_feed``'s ``format == "rss"``).
+#: The manifest's ``root`` of the documents the profile's checks are for (``check_feed``'s ``format == "rss"``).
 CHECKED_ROOTS = frozenset({"RSS 2.0", "RSS 0.91", "RSS (no version)"})
 SUITES = ("rss", "rss20")
 #: The ext directories of namespaces a rule checks (none of the profile's namespaces has its own there today).
@@ -115,8 +117,9 @@ def counted_cases(messages: set[str]) -> list[Case]:
 
 
 #: The scopes of our findings, and the validator's name for each where it differs.
-SCOPES = {"rss": "rss", "root": "rss", "channel": "channel", "item": "item", "image": "image",
-          "textInput": "textInput", "skipDays": "skipDays", "skipHours": "skipHours"}  # fmt: skip
+SCOPES = {"rss": "rss", "root": "document", "channel": "channel", "item": "item", "image": "image",
+          "textInput": "textInput", "skipDays": "skipDays", "skipHours": "skipHours",
+          "rdf:RDF": "rdf:RDF", "rdf_RDF": "rdf:RDF", "textinput": "textinput"}  # fmt: skip
 
 
 def parent_scope(params: str) -> str | None:
@@ -183,6 +186,23 @@ def test_agreement_at_least_95_percent(results: list[Verdict]) -> None:
     assert agree / total >= MIN_AGREEMENT, f"{agree}/{total}"
 
 
+def test_agreement_over_every_case_at_least_95_percent(results: list[Verdict]) -> None:
+    agree, total = agreement(results)
+    assert total >= 230
+    assert agree / total >= MIN_AGREEMENT, f"{agree}/{total}"
+
+
+#: The manifest's ``root`` of the documents that are no feed (each names the root element it has).
+NOT_FEED_ROOTS = frozenset({"unknown", "html", "channel", "rdf"})
+
+
+def test_documents_that_are_no_feed_agree(results: list[Verdict]) -> None:
+    """``lint`` names a root that is no feed's as the validator does (``UndefinedElement`` at the root)."""
+    not_feeds = [v for v in results if v.case.root in NOT_FEED_ROOTS]
+    assert len(not_feeds) == 4
+    assert all(v.agrees and v.reported == ("root-not-feed",) for v in not_feeds), not_feeds
+
+
 def test_every_disagreement_is_explained(results: list[Verdict]) -> None:
     unexplained = [v.case.path for v in results if not v.agrees and v.case.path not in listed_disagreements()]
     assert not unexplained, "not in docs/conformance.md: " + ", ".join(unexplained)
@@ -195,10 +215,51 @@ def test_every_listed_disagreement_still_disagrees(results: list[Verdict]) -> No
     assert not stale, "agree now, drop from docs/conformance.md: " + ", ".join(stale)
 
 
+#: The manifest's ``root`` of the RSS 1.0-family documents (RSS 0.90 gets no rule: none is defined for it).
+RDF_ROOTS = frozenset({"RSS 1.0", "RSS 0.90"})
+
+
+def clean_rdf_cases() -> dict[str, str]:
+    """RSS 1.0 / 0.90 case path -> ``Error`` or ``Warning``: the validator must report no message of that level.
+
+    No rule names these two (they stand for every error or warning), so :func:`counted_cases` leaves them out.
+    """
+    with (CASES / "manifest.tsv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    return {
+        row["local_file"]: row["expected"]
+        for row in rows
+        if row["role"] == "testcase"
+        and row["root"] in RDF_ROOTS
+        and row["expect_negated"] == "yes"
+        and row["expected"] in ("Error", "Warning")
+    }
+
+
+def test_clean_rss1_cases_get_no_finding() -> None:
+    """The RSS 1.0 cases the validator passes (spec samples, every module) break no RSS 1.0 or namespace rule.
+
+    ``!Error`` allows warnings and ``!Warning`` errors in the validator's reading, but every one of these
+    documents is clean in both senses, and every finding here would be one of ours the validator does not make.
+    """
+    if not (CASES / "manifest.tsv").exists():
+        pytest.skip("the validator's test cases are not here")
+    cases = clean_rdf_cases()
+    assert len(cases) >= 10
+    found = lint_all(sorted(cases))
+    assert set(found) == set(cases)
+    dirty = {path: rules for path, rules in found.items() if rules}
+    assert not dirty
+
+
 def main() -> None:
     results = verdicts()
     agree, total = agreement([v for v in results if v.case.checked])
     print(f"agreement on RSS 2.0-family documents: {agree}/{total} = {agree / total:.1%}")
+    agree, total = agreement([v for v in results if v.case.root == "RSS 1.0"])
+    print(f"agreement on RSS 1.0 documents: {agree}/{total} = {agree / total:.1%}")
+    agree, total = agreement([v for v in results if v.case.root in NOT_FEED_ROOTS])
+    print(f"agreement on documents that are no feed: {agree}/{total} = {agree / total:.1%}")
     agree, total = agreement(results)
     print(f"agreement on every case counted: {agree}/{total} = {agree / total:.1%}")
     for v in results:

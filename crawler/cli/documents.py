@@ -15,6 +15,7 @@ from crawler.cli.errors import EXIT_USAGE, CliError, fail
 from schemas.vocab import FeedFormat
 
 if TYPE_CHECKING:
+    from pipelines.document.checks import Finding
     from schemas.items import FeedLink
 
 #: The most ``lint`` and ``discover`` read of one document.
@@ -44,13 +45,51 @@ def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str, dict[st
         raise fail(f"{source}: {exc.strerror or exc}") from None
 
 
+#: The scope of ``root-not-feed``: the root element sits in the document itself (the W3C validator's ``root``).
+NOT_FEED_SCOPE = "document"
+
+
+def not_feed_findings(root: Any) -> list[Finding]:
+    """``lint``'s verdict on a document the parser reads as no feed, as a finding (the W3C validator's too).
+
+    An ``rdf:RDF`` root is RSS 1.0's (and 0.90's), but no channel in either's
+    namespace (nor a bare one) is under it: ``rss1-channel-missing``, as for an
+    RSS 1.0 document without its channel. Any other root element is no feed's:
+    ``root-not-feed``, in scope ``document``, its name as the example. None for
+    a document without a root element (empty, garbage): it has no element to
+    name. The census never calls this: it records such a document as the
+    fetch_log outcome ``not_feed``, and the ``conformance`` table stays about
+    feeds (``check_feed`` gives it no finding).
+    """
+    from pipelines.document.checks import RULES, Finding
+    from pipelines.document.checks.rss1 import RDF_ROOT, ROOT_SCOPE
+    from schemas.namespaces import element_name
+
+    tag = getattr(root, "tag", None)
+    if not isinstance(tag, str):  # no root element, or a comment / processing instruction
+        return []
+    if tag == RDF_ROOT:
+        rule, scope, example = "rss1-channel-missing", ROOT_SCOPE, None
+    else:
+        rule, scope, example = "root-not-feed", NOT_FEED_SCOPE, element_name(tag)
+    return [Finding(rule, RULES[rule].severity, scope, 1, example)]
+
+
 def lint_document(source: str, body: bytes, url: str, headers: dict[str, str]) -> dict[str, Any]:
-    from pipelines.document.checks import CheckResult, check_feed
+    """What ``lint --json`` prints for one document: the parse, the tally and the findings.
+
+    A feed's findings are ``check_feed``'s, exactly as the census writes them to
+    the ``conformance`` table; a document that is no feed gets
+    :func:`not_feed_findings`, which the census does not report.
+    """
+    from pipelines.document.checks import check_feed
     from pipelines.document.feedparse import parse_feed
 
     parsed = parse_feed(body, url, headers)
-    findings = CheckResult()
-    if parsed.root is not None:
+    findings: list[Finding] = []
+    if parsed.format == FeedFormat.UNKNOWN:
+        findings = not_feed_findings(parsed.root)
+    elif parsed.root is not None:
         findings = check_feed(parsed.root, format=parsed.format, body=body)
     return {
         "source": source,
@@ -115,6 +154,7 @@ def not_a_feed(body: bytes, error: str | None) -> str:
 def print_lint(result: dict[str, Any], body: bytes) -> None:
     if not is_feed(result):
         print(f"{result['source']}: not a feed: {not_a_feed(body, result['error'])}")
+        print_findings(result["findings"])
         return
     head = " ".join(
         part
@@ -127,7 +167,11 @@ def print_lint(result: dict[str, Any], body: bytes) -> None:
     )
     print("  channel: " + ", ".join(result["channel_elements"]))
     print("  items:   " + ", ".join(f"{k} ({v})" for k, v in result["item_elements"].items()))
-    for f in result["findings"]:
+    print_findings(result["findings"])
+
+
+def print_findings(findings: list[dict[str, Any]]) -> None:
+    for f in findings:
         example = show_example(f["example"])
         print(f"  {f['severity']:7} {f['rule']} x{f['count']}" + (f": {example}" if example else ""))
 
@@ -162,7 +206,11 @@ class Sources:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    """Exit code: 0 every document is a feed (broken ones too), 1 one is not a feed, 2 one cannot be read."""
+    """Exit code: 0 every document is a feed (broken ones too), 1 one is not a feed, 2 one cannot be read.
+
+    A document that is not a feed exits with 1 whatever its findings (``root-not-feed``...); a feed's findings,
+    errors too, never change the exit code.
+    """
     extra_headers = parse_headers(args.header)
     sources = Sources("lint", args.sources)
     code = 0

@@ -507,9 +507,15 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
         f"{clean} of {n} {fmt} feeds ({pct(clean, n)}%) fail no error-severity rule; "
         f"{profile_clean} ({pct(profile_clean, n)}%) fail no error-severity rule of the profile itself "
         "(source = profile; rss2 and namespace rules are the RSS 2.0 and namespace checks the W3C Feed Validator "
-        "also makes, see docs/conformance.md)."
+        "also makes; rss1 rules, with sections of the RSS 1.0 specification, are checked on RSS 1.0 feeds, "
+        "format rdf, only; see docs/conformance.md)."
     ]
-    if fmt != "rss":
+    if fmt == "rdf":
+        notes.append(
+            "The RSS Best Practices Profile's rules and the rss2 rules are checked on RSS feeds only; "
+            "RSS 1.0 feeds get the rss1 and namespace rules (RSS 0.90 feeds none)."
+        )
+    elif fmt != "rss":
         notes.append("The RSS Best Practices Profile's rules are checked on RSS feeds only.")
     return Table(
         "rule_failures",
@@ -527,7 +533,7 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
         ),
         tuple(rows),
         intro=f"Share of the {n} {fmt} feeds failing each rule at least once (every rule listed, also those no feed "
-        "fails). error = a must of the profile or the RSS 2.0 specification; warning = a should.",
+        "fails). error = a must of the profile or the RSS 2.0 (rss1 rules: 1.0) specification; warning = a should.",
         notes=tuple(notes),
         chart=Chart("rule", "pct_feeds"),
     )

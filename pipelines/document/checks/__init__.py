@@ -1,4 +1,4 @@
-"""Check a parsed feed against the RSS Best Practices Profile (RSS Advisory Board, 2007).
+"""Check a parsed feed against the RSS Best Practices Profile (RSS Advisory Board, 2007), and RSS 1.0's structure.
 
 One :class:`Rule` (:data:`RULES`) per requirement or recommendation of the
 profile (and of the RSS 2.0 specification it restates) that can be tested
@@ -16,7 +16,9 @@ Source (``Rule.source``): ``profile`` for the profile's rules; ``rss2`` and
 ``namespace`` for the checks the W3C Feed Validator makes on RSS 2.0 and its
 common namespaces beyond the profile (a duplicate guid, an empty skipDays,
 namespace elements repeated or duplicating a core element...), so that
-profile conformance can be reported alone. ``Rule.w3c`` lists every validator
+profile conformance can be reported alone; ``rss1`` for the RSS 1.0
+specification's structure rules, the only rules (with the namespace rules that
+hold in any feed) an RSS 1.0 document gets. ``Rule.w3c`` lists every validator
 message a rule corresponds to; ``docs/conformance.md`` measures the agreement
 on the validator's own test cases and lists every case where it differs.
 
@@ -31,6 +33,7 @@ The package follows the profile's sections, one small function per rule:
 ``channel_parts``  cloud, image, skipDays, skipHours, textInput
 ``item``           4.1.1.20 item, enclosure, guid, source
 ``namespaces``     5. Atom, Content, Dublin Core, Slash
+``rss1``           RSS 1.0 (RDF Site Summary 1.0): rdf:RDF, channel, image, item, textinput
 ``chardata``       3.1 character data (read from the raw bytes)
 ``datetimes``      3.2 dates and times (tokenised by ``pipelines.document.dates``)
 ``values``         3.3 e-mail addresses, 3.4 URLs, integers
@@ -54,10 +57,15 @@ plain-text elements (titles, descriptions other than an item's, copyright,
 category, generator, author, managingEditor, webMaster, source) in
 ASCII-compatible bodies.
 
-The profile is about RSS 2.0: rules run only for ``format == "rss"`` (any
-``version``; a version other than 2.0 is itself a finding). RSS 1.0 (``rdf``),
-Atom and unknown documents get no findings: none of the profile's rules are
-defined for them.
+The profile is about RSS 2.0: its rules run only for ``format == "rss"`` (any
+``version``; a version other than 2.0 is itself a finding). An RSS 1.0
+document (``format == "rdf"``) gets the ``rss1`` rules instead (see ``rss1``);
+RSS 0.90, Atom and unknown documents get no findings: no rule is defined for
+them. A document that is no feed (``unknown``) gets no finding here: the census
+records it as such (``not_feed``), and the ``conformance`` table stays about
+feeds. ``feedcensus lint`` alone names it as a rule (``root-not-feed``, of
+:data:`NOT_FEED_RULES`, or ``rss1-channel-missing`` for an ``rdf:RDF`` root;
+see ``crawler.cli.documents.not_feed_findings`` and ``docs/conformance.md``).
 
 A rule that raises on an odd document does not stop the others: the
 exception is caught where the rule is run (``context.Acc.run``, the one broad
@@ -73,10 +81,11 @@ from datetime import datetime
 from pipelines.document.checks.chardata import check_character_data
 from pipelines.document.checks.context import Acc, CheckResult, Element, Notes, RuleFailure
 from pipelines.document.checks.rss import walk_rss
-from pipelines.document.checks.rules import RULES, Finding, Rule
+from pipelines.document.checks.rss1 import is_rss1, walk_rdf
+from pipelines.document.checks.rules import NOT_FEED_RULES, RULES, Finding, Rule
 from schemas.vocab import FeedFormat
 
-__all__ = ["RULES", "CheckResult", "Finding", "Notes", "Rule", "RuleFailure", "check_feed"]
+__all__ = ["NOT_FEED_RULES", "RULES", "CheckResult", "Finding", "Notes", "Rule", "RuleFailure", "check_feed"]
 
 
 def check_feed(
@@ -87,11 +96,13 @@ def check_feed(
     now: datetime | None = None,
     notes: Notes | None = None,
 ) -> CheckResult:
-    """Check one parsed feed against the RSS Best Practices Profile.
+    """Check one parsed feed against the RSS Best Practices Profile (RSS 2.0) or RSS 1.0's rules.
 
     ``root`` is the lxml root element (possibly from a recover-mode parse),
-    ``format`` the detected format; only ``"rss"`` is checked (see the module
-    docstring). The version rule reads the root's ``version`` attribute itself.
+    ``format`` the detected format: ``"rss"`` is checked against the profile,
+    ``"rdf"`` (RSS 1.0) against RSS 1.0's rules, anything else gets no findings
+    (see the module docstring). The version rule reads the root's ``version``
+    attribute itself.
     ``body`` (the raw document bytes) is needed only for the 3.1
     character-data rule; ``now`` (default: the current UTC time; naive means
     UTC) is the reference for future item dates. ``notes`` is the ``notes``
@@ -101,9 +112,21 @@ def check_feed(
     Returns the findings in :data:`RULES` order, as a list; its ``failures``
     name the rules that raised instead of deciding. Never raises.
     """
-    if format != FeedFormat.RSS or root is None:
+    if root is None:
+        return CheckResult()
+    if format == FeedFormat.RDF:
+        return _check_rss1(root, notes)
+    if format != FeedFormat.RSS:
         return CheckResult()
     acc = Acc(body if isinstance(body, bytes | bytearray) else b"", now, notes)
     acc.guard("walk:rss", walk_rss, acc, root)
     acc.guard("character-data-not-hex", check_character_data, acc)
+    return acc.result()
+
+
+def _check_rss1(root: Element, notes: Notes | None) -> CheckResult:
+    """The RSS 1.0 rules (``source = "rss1"``) on an RSS 1.0 document; nothing for RSS 0.90."""
+    acc = Acc(b"", None, notes)
+    if is_rss1(root):
+        acc.guard("walk:rdf:RDF", walk_rdf, acc, root)
     return acc.result()

@@ -7,15 +7,29 @@ the severity (``error`` for a *must* / *must not* of the profile or the RSS
 profile's section, every W3C Feed Validator message for the same problem (a
 tuple, empty when it has none), a one-line title and the rule's source
 (``profile``, or ``rss2`` / ``namespace`` for the validator's checks beyond
-the profile; see ``docs/conformance.md``). Its order is the order findings
-are reported in.
+the profile, or ``rss1`` for the RSS 1.0 specification's structure, whose
+section is then the RSS 1.0 specification's; see ``docs/conformance.md``).
+Its order is the order findings are reported in. The rules of
+:data:`NOT_FEED_RULES` are ``feedcensus lint``'s alone, for documents that are
+no feed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["NAMESPACE", "PROFILE", "RSS2", "RULES", "RULE_ORDER", "SOURCES", "Finding", "Rule"]
+__all__ = [
+    "NAMESPACE",
+    "NOT_FEED_RULES",
+    "PROFILE",
+    "RSS1",
+    "RSS2",
+    "RULES",
+    "RULE_ORDER",
+    "SOURCES",
+    "Finding",
+    "Rule",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +44,8 @@ class Rule:
     w3c: tuple[str, ...]
     title: str
     #: where the requirement comes from: ``profile`` (the RSS Best Practices Profile), ``rss2`` (the RSS 2.0
-    #: specification alone) or ``namespace`` (a namespace's own specification, as the validator reads it)
+    #: specification alone), ``namespace`` (a namespace's own specification, as the validator reads it) or
+    #: ``rss1`` (the RSS 1.0 specification, for RSS 1.0 documents; ``section`` is then that specification's)
     source: str = "profile"
 
 
@@ -46,7 +61,7 @@ class Finding:
 
     @property
     def source(self) -> str:
-        """The rule's source (``profile``, ``rss2`` or ``namespace``)."""
+        """The rule's source (``profile``, ``rss2``, ``namespace`` or ``rss1``)."""
         return RULES[self.rule].source
 
     @property
@@ -56,8 +71,8 @@ class Finding:
 
 
 #: Where a rule comes from (``Rule.source``).
-PROFILE, RSS2, NAMESPACE = "profile", "rss2", "namespace"
-SOURCES = (PROFILE, RSS2, NAMESPACE)
+PROFILE, RSS2, NAMESPACE, RSS1 = "profile", "rss2", "namespace", "rss1"
+SOURCES = (PROFILE, RSS2, NAMESPACE, RSS1)
 
 #: A row of the table: (id, severity, section, W3C message(s), title) or the same and a source.
 _Row = (
@@ -89,6 +104,14 @@ RULES: dict[str, Rule] = _rules(
     ("version-missing", E, "4.1", "MissingAttribute", "rss element has no version attribute"),
     ("version-not-2-0", E, "4.1", "InvalidRSSVersion", 'rss element\'s version attribute is not "2.0"'),
     ("channel-missing", E, "4.1", "MissingElement", "rss element contains no channel"),
+    (
+        "root-not-feed",
+        E,
+        "4.1",
+        "UndefinedElement",
+        "root element is not rss, rdf:RDF or an Atom feed: the document is not a feed (reported by lint only)",
+        RSS2,
+    ),
     ("multiple-channels", E, "4.1", "DuplicateElement", "rss element contains more than one channel"),
     # 3.1 Character data
     ("text-element-has-children", E, "3.1", None, "character-data element contains child elements"),
@@ -359,7 +382,63 @@ RULES: dict[str, Rule] = _rules(
         "sy:updateFrequency is not a positive integer",
         NAMESPACE,
     ),
+    # RSS 1.0 (RDF Site Summary 1.0, sections 5.2-5.6), for RSS 1.0 documents only
+    ("rss1-channel-missing", E, "5.2", "MissingElement", "rdf:RDF contains no RSS 1.0 channel", RSS1),
+    (
+        "rss1-undefined-element",
+        E,
+        "5.2",
+        "UndefinedElement",
+        "element in the RSS 1.0 namespace that RSS 1.0 does not define here (e.g. language in a channel, item in a channel)",
+        RSS1,
+    ),
+    (
+        "rss1-duplicate-element",
+        E,
+        "5.2",
+        "DuplicateElement",
+        "RSS 1.0 element present more than once where the model allows one (channel, items, title...)",
+        RSS1,
+    ),
+    (
+        "rss1-missing-required",
+        E,
+        "5.3",
+        "MissingElement",
+        "channel, image, item or textinput lacks an element RSS 1.0 requires there",
+        RSS1,
+    ),
+    ("rss1-about-missing", E, "5.3", "MissingAttribute", "channel, image, item or textinput has no rdf:about", RSS1),
+    (
+        "rss1-about-duplicate",
+        E,
+        "5.3",
+        "DuplicateValue",
+        "two of the channel, image, item and textinput elements have the same rdf:about",
+        RSS1,
+    ),
+    (
+        "rss1-resource-missing",
+        E,
+        "5.3.4",
+        "MissingAttribute",
+        "the channel's image or textinput (a reference) has no rdf:resource",
+        RSS1,
+    ),
+    (
+        "rss1-trackback-resource-missing",
+        E,
+        "6",
+        "MissingAttribute",
+        "trackback:ping or trackback:about in an RSS 1.0 item has no rdf:resource (the URL as text is the RSS 2.0 form)",
+        RSS1,
+    ),
 )
+
+#: The rules :func:`~pipelines.document.checks.check_feed` never reports: ``feedcensus lint``'s verdict on a
+#: document the parser reads as no feed (``crawler.cli.documents.not_feed_findings``). The census records such a
+#: document as the fetch_log outcome ``not_feed``, so the ``conformance`` table stays about feeds.
+NOT_FEED_RULES = frozenset({"root-not-feed"})
 
 #: Rule id -> its position in RULES (the order findings are reported in).
 RULE_ORDER = {rule_id: i for i, rule_id in enumerate(RULES)}

@@ -7,7 +7,7 @@ children once, in document order:
 
 * a namespaced child (``atom:link``, ``{uri}x``...) gets its ``element_rules``;
 * a child in no namespace that the scope does not define is an
-  ``undefined-element`` (section 1);
+  ``undefined-element`` (section 1; the section's ``undefined`` rule);
 * a container (``image``, ``enclosure``...) gets its ``element_rules``, its
   text is not read;
 * any other child is a character-data element: a child element inside it is
@@ -123,6 +123,8 @@ class Section:
     #: kept busy on one kind of value (an item's dates) runs faster than one called between other rules.
     #: Only for rules whose findings no other rule of the scope reports: a finding keeps its first example.
     later: frozenset[str] = frozenset()
+    #: the rule a child in no namespace that this scope does not define breaks (RSS 1.0 has its own)
+    undefined: str = "undefined-element"
     # what the walk looks each child up in, made once: every character-data element (its rules, whether
     # it is plain text, whether its rules run later), every other element with rules
     _texts: dict[str, tuple[Sequence[tuple[str, TextRule]], bool, bool]] = field(init=False, repr=False, compare=False)
@@ -207,7 +209,7 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
                 except Exception as exc:  # the boundary, as in Acc.run: recorded, the other rules go on
                     acc.fail(rule, exc)
         elif is_core(name):  # no namespace, not defined here
-            acc.add("undefined-element", scope, name)
+            acc.add(section.undefined, scope, name)
     for rule, scope_rule in section.rules_for(seen):
         try:
             scope_rule(acc, walk)
