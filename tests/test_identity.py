@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.document.feedparse import ParsedFeed, ParsedItem, parse_feed
-from pipelines.document.identity import HASH_PREFIX, content_hash, item_identity
+from pipelines.document.identity import HASH_PREFIX, content_hash, item_hashes, item_identity
 from schemas.vocab import FeedFormat, IdentitySource
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
@@ -59,6 +59,20 @@ def test_content_hash_of_a_lone_surrogate_does_not_raise() -> None:
     got = content_hash("\ud800", None, "x\udfff", None)
     assert HEX64.fullmatch(got)
     assert got == content_hash("\ud800", None, "x\udfff".encode("utf-8", "surrogatepass"), None)
+
+
+@pytest.mark.parametrize("guid", [None, "", "  ", " urn:1 "])
+@pytest.mark.parametrize("link", [None, " ", "http://example.com/1"])
+@pytest.mark.parametrize("description", [None, "Grüße <b>x</b>", "Grüße <b>x</b>".encode(), "x\udfff"])
+def test_item_hashes_is_content_hash_then_item_identity(
+    guid: str | None, link: str | None, description: str | bytes | None
+) -> None:
+    """The parser's one call gives what the two documented functions give."""
+    expected = (
+        content_hash("T", link, description, "http://example.com/e.mp3"),
+        *item_identity(guid, link, "T", description, "http://example.com/e.mp3"),
+    )
+    assert item_hashes(guid, link, "T", description, "http://example.com/e.mp3") == expected
 
 
 # --------------------------------------------------------------------------- item_identity

@@ -269,12 +269,37 @@ def parse_date(raw: str | None) -> tuple[datetime | None, DateForm | None]:
 
 
 def _parse(s: str) -> tuple[datetime | None, DateForm]:
-    parts = read_universal(s)
-    if parts is not None:  # the common case, read directly: same result as the general path below
-        dt = parts.to_datetime()
+    """The two common cases read directly (same results as :func:`_parse_general`), else the general path.
+
+    A universal form is read without making its :class:`Rfc822DateTime`, and ISO 8601 before RFC 822
+    (no text matches both patterns: RFC 822 needs a month name, ISO 8601 has no letters but T and Z).
+    """
+    m = _UNIVERSAL_PARTS.fullmatch(s)
+    if m is not None:
+        dt = _universal_datetime(m)
         if dt is not None:
             return dt, DateForm.RFC822_UNIVERSAL
+    else:
+        m = _ISO.fullmatch(s)
+        if m is not None and (dt := _iso(m)) is not None:
+            return dt, DateForm.ISO8601
     return _parse_general(s)
+
+
+def _universal_datetime(m: re.Match[str]) -> datetime | None:
+    """What ``read_universal(s).to_datetime()`` gives for a match of ``_UNIVERSAL_PARTS``, at once.
+
+    ``datetime`` refuses exactly what :meth:`Rfc822DateTime.is_real` refuses (year 0, a day the
+    month does not have, hour 24 and over, minute 60 and over, second 61 and over); second 60 is 59.
+    """
+    _, day, mon, year, hh, mm, ss = m.groups()
+    second = int(ss)
+    try:
+        return datetime(
+            int(year), _MONTHS_CAP[mon], int(day), int(hh), int(mm), 59 if second == 60 else second, tzinfo=UTC
+        )
+    except ValueError:
+        return None
 
 
 def _parse_general(s: str) -> tuple[datetime | None, DateForm]:

@@ -167,10 +167,10 @@ from lxml import etree
 
 from pipelines.document.dates import parse_date
 from pipelines.document.encoding import How, header_charset, is_wide, same_charset, xml_encoding
-from pipelines.document.identity import content_hash, item_identity
+from pipelines.document.identity import item_hashes
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
-from schemas.vocab import DateForm, FeedFormat, IdentitySource
+from schemas.vocab import DateForm, FeedFormat
 
 __all__ = ["ParsedFeed", "ParsedItem", "TreeNotes", "Usage", "parse_feed"]
 
@@ -913,6 +913,7 @@ class _Reader:
         "items",
         "items_with",
         "kids_of",
+        "last_date",
         "mode",
         "names",
         "notes",
@@ -938,6 +939,8 @@ class _Reader:
         # the first description element and the first of its fallback (content:encoded, Atom summary)
         self.body: Any = None
         self.body_alt: Any = None
+        # the last item date parsed, and what it gave
+        self.last_date: tuple[str, tuple[datetime | None, DateForm | None]] | None = None
 
 
 _T = TypeVar("_T", ParsedFeed, ParsedItem)
@@ -1090,11 +1093,9 @@ def _identify(it: ParsedItem, r: _Reader) -> None:
     description = None if r.body is None else _description(r.body, r.notes)
     if description is None and r.body_alt is not None:
         description = _description(r.body_alt, r.notes)
-    it.content_hash = content_hash(it.title, it.link, description, it.enclosure_url)
-    if it.guid is not None:  # stripped and not blank already: what item_identity gives, one call less per item
-        it.identity, it.identity_source = it.guid, IdentitySource.GUID
-    else:
-        it.identity, it.identity_source = item_identity(None, it.link, it.title, description, it.enclosure_url)
+    it.content_hash, it.identity, it.identity_source = item_hashes(
+        it.guid, it.link, it.title, description, it.enclosure_url
+    )
 
 
 # the channel only: scheduling hints
@@ -1471,7 +1472,7 @@ def _read_item(r: _Reader, item: Any, position: int, base: str) -> ParsedItem:
     if it.guid is None and rules.about_guid:
         it.guid = _rdf_about(item)
     if r.dates:
-        _read_date(it, r.dates, rules.date_order)
+        _read_date(it, r)
     _identify(it, r)
     return it
 
@@ -1481,13 +1482,18 @@ def _rdf_about(item: Any) -> str | None:
     return about.strip() or None if about is not None else None
 
 
-def _read_date(it: ParsedItem, dates: dict[str, str | None], order: tuple[str, ...]) -> None:
-    """The item's date: the first in ``order`` of those it has."""
-    for key in order:
+def _read_date(it: ParsedItem, r: _Reader) -> None:
+    """The item's date: the first in the format's order of those it has (parsed once for items in a row
+    with the same date, as a feed often gives them)."""
+    dates = r.dates
+    for key in r.rules.date_order:
         raw = dates.get(key)
         if raw is not None:
             it.pub_date_raw = raw
-            it.pub_date, it.date_form = parse_date(raw)
+            last = r.last_date
+            if last is None or last[0] != raw:
+                last = r.last_date = (raw, parse_date(raw))
+            it.pub_date, it.date_form = last[1]
             return
 
 

@@ -38,7 +38,7 @@ from hashlib import sha256
 
 from schemas.vocab import IdentitySource
 
-__all__ = ["HASH_PREFIX", "SEPARATOR", "content_hash", "item_identity"]
+__all__ = ["HASH_PREFIX", "SEPARATOR", "content_hash", "item_hashes", "item_identity"]
 
 #: Between the parts of a hash (written literally in the f-strings below).
 SEPARATOR = "\x1f"
@@ -83,3 +83,23 @@ def item_identity(
         return link, IdentitySource.LINK
     digest = _digest(f"{title or ''}\x1f", description, f"\x1f{enclosure_url or ''}")
     return HASH_PREFIX + digest, IdentitySource.HASH
+
+
+def item_hashes(
+    guid: str | None,
+    link: str | None,
+    title: str | None,
+    description: str | bytes | None,
+    enclosure_url: str | None,
+) -> tuple[str, str, IdentitySource]:
+    """(content hash, identity, identity source): :func:`content_hash` and :func:`item_identity` in one call.
+
+    The parser's, for every item (two calls fewer per item).
+    """
+    title, enclosure_url = title or "", enclosure_url or ""
+    hashed = _digest(f"{title}\x1f{link or ''}\x1f", description, f"\x1f{enclosure_url}")
+    if guid is not None and (guid := guid.strip()):
+        return hashed, guid, IdentitySource.GUID
+    if link is not None and (link := link.strip()):
+        return hashed, link, IdentitySource.LINK
+    return hashed, HASH_PREFIX + _digest(f"{title}\x1f", description, f"\x1f{enclosure_url}"), IdentitySource.HASH
