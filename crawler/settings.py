@@ -75,6 +75,9 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.robotslog.RobotsLogMiddleware": 40,
     # Refuses private/loopback targets found in content, and non-http(s) schemes.
     "crawler.middlewares.netsafety.NetworkSafetyMiddleware": 50,
+    # With --warc: every response and its request into WARC files. Next to the downloader (after
+    # DownloaderStats, 850): it sees bodies before HttpCompression (590) decodes them, and redirects.
+    "crawler.middlewares.warc.WarcCaptureMiddleware": 890,
 }
 ITEM_PIPELINES = {
     # Feed documents -> parse, tally, checks -> table rows; reflexive discovery.
@@ -178,6 +181,11 @@ FEEDCENSUS_IGNORE_HINTS = False
 # leave it longer than the second. --min-interval / --max-interval.
 FEEDCENSUS_MIN_INTERVAL = 300.0
 FEEDCENSUS_MAX_INTERVAL = 86400.0
+# WARC capture (docs/archives.md): a folder to write every response and its request into, as gzip'd
+# WARC 1.1 files (crawl --warc DIR). Empty: no capture.
+FEEDCENSUS_WARC_DIR = ""
+# A WARC file is closed and the next one started once it passes this many bytes (compressed).
+FEEDCENSUS_WARC_MAX_BYTES = 1_000_000_000
 # Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
 # live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own
 # in-memory scheduler, as always. (The CLI also sets SCHEDULER to crawler.frontier.FrontierScheduler.)

@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "pipelines.document": 1,
     "pipelines.dataset": 1,
     "crawler.fetch": 2,
+    "crawler.archive": 2,
     "crawler.outcomes": 3,
     "crawler.requests": 3,
     "crawler.frontier": 3,
@@ -38,7 +39,15 @@ LAYERS: dict[str, int] = {
     "crawler.cli": 5,
 }
 #: Parts that must never import Scrapy or Twisted (the pure core, the report, the demo web).
-NO_SCRAPY = ("schemas", "pipelines.document", "pipelines.dataset", "crawler.fetch", "crawler.report", "crawler.demo")
+NO_SCRAPY = (
+    "schemas",
+    "pipelines.document",
+    "pipelines.dataset",
+    "crawler.fetch",
+    "crawler.archive",
+    "crawler.report",
+    "crawler.demo",
+)
 
 
 def part_of(module: str) -> str | None:

@@ -86,6 +86,11 @@ def crawl_options(
     )
     schedule_options(p)
     p.add_argument(
+        "--warc",
+        metavar="DIR",
+        help="also write every response and its request to gzip'd WARC 1.1 files in DIR (docs/archives.md)",
+    )
+    p.add_argument(
         "--refetch",
         action="store_true",
         help="fetch and parse every feed anew: no validators, no hints, nothing carried forward",

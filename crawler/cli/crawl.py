@@ -142,6 +142,8 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
         settings.set("FEEDCENSUS_RESUME_DIR", args.resume, priority="cmdline")
     if getattr(args, "frontier", None):
         frontier_settings(settings, args.frontier)
+    if getattr(args, "warc", None):
+        settings.set("FEEDCENSUS_WARC_DIR", check_warc_dir(args.warc), priority="cmdline")
     if args.log_level:
         settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
     for key, value in parse_overrides(args.set or [], settings):
@@ -169,6 +171,17 @@ def frontier_settings(settings: Any, url: str) -> None:
         ("FEEDCENSUS_REFLEXIVE", False),
     ):
         settings.set(name, value, priority="cmdline")
+
+
+def check_warc_dir(path: str) -> str:
+    """The --warc folder, made if needed; refused (one line, exit 2) before crawling when it cannot be written."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise fail(f"--warc {path}: cannot make the folder: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise fail(f"--warc {path}: cannot write there")
+    return os.path.abspath(path)
 
 
 def check_frontier(url: str, job: str) -> None:
@@ -308,6 +321,8 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
         log_level=args.log_level, log_file=os.path.abspath(log_file) if log_file else None, set=list(args.set or [])
     )
     options.update({option: getattr(args, option, None) for option in INTERVAL_SETTINGS})
+    warc = getattr(args, "warc", None)
+    options["warc"] = os.path.abspath(warc) if warc else None
     return options
 
 
@@ -360,6 +375,11 @@ def check_same_options(args: argparse.Namespace, saved: dict[str, Any]) -> None:
             raise fail(
                 f"{args.resume} holds a job started with {name} {saved.get(option) or '(default)'}; resume it without {name}"
             )
+    warc = getattr(args, "warc", None)
+    if warc and os.path.abspath(warc) != saved.get("warc"):
+        raise fail(
+            f"{args.resume} holds a job started with --warc {saved.get('warc') or '(none)'}; resume it without --warc"
+        )
     saved_set = dict(kv.partition("=")[::2] for kv in saved.get("set") or [])
     for kv in args.set or []:
         key, _, value = kv.partition("=")
@@ -377,6 +397,7 @@ def apply_options(args: argparse.Namespace, saved: dict[str, Any]) -> None:
         setattr(args, option, saved.get(option))
     args.log_level = args.log_level or saved.get("log_level")
     args.log_file = args.log_file or saved.get("log_file")
+    args.warc = saved.get("warc")
 
 
 # --- logging ---------------------------------------------------------------------------------
@@ -646,6 +667,8 @@ def exit_status(
     if stats.get("feedcensus/dataset_error"):
         lost = stats.get("feedcensus/rows_lost", 0)
         return EXIT_DATASET, f"{stats['feedcensus/dataset_error']}; {lost} rows were not written"
+    if stats.get("feedcensus/warc_error"):
+        return EXIT_DATASET, f"{stats['feedcensus/warc_error']}; the crawl stopped there"
     if stats.get("feedcensus/frontier_error"):
         return EXIT_FRONTIER, (
             f"{stats['feedcensus/frontier_error']}; what was committed to {out} (job {job}) stays; "

@@ -83,6 +83,11 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
     if stats.get("feedcensus/history/jobs"):
         lines.append(incremental_line(stats, outcomes))
     lines.append(data_line(stats, out, job_id))
+    if "feedcensus/warc/dir" in stats:
+        lines.append(
+            f"warc: {stats['feedcensus/warc/dir']} ({stats.get('feedcensus/warc/records', 0)} records in "
+            f"{stats.get('feedcensus/warc/files', 0)} files, {stats.get('feedcensus/warc/bytes', 0) / 1e6:.1f} MB)"
+        )
     failed_rules = rule_failures(stats)
     if failed_rules:
         lines.append(

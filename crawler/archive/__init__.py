@@ -1,0 +1,1 @@
+"""Web archives: WARC files the crawl writes (``--warc``) and, later, reads back."""

@@ -1,0 +1,253 @@
+"""WARC 1.1 capture: each HTTP exchange of a crawl as a response record and a request record.
+
+Pure: plain data in (:class:`Exchange`), gzip'd WARC files out, written with warcio. Each record
+is its own gzip member, so a record can be read alone from its offset (what Common Crawl's index
+and ``feeds.warc_record_offset`` point at) and a file cut short by a crash is readable up to its
+last whole record. Files are rotated once they pass ``max_bytes``; each starts with a ``warcinfo``
+record naming the job and the software.
+
+What is "as received": the status line, the headers and the body before Scrapy decodes
+``Content-Encoding`` (the downloader middleware sits next to the downloader). Two things differ
+from the bytes on the wire: Scrapy has already undone ``Transfer-Encoding: chunked`` (the header
+is left out of the record, since its body is no longer chunked), and header names are as Scrapy
+normalises them (``Content-Type``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import threading
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+#: The WARC version written.
+WARC_VERSION: Final = "1.1"
+#: zlib level of each record's gzip member (warcio's own is 9: several times slower, ~3 % smaller).
+GZIP_LEVEL: Final = 6
+#: Default size after which a file is closed and the next one started (the usual 1 GB of crawlers).
+DEFAULT_MAX_BYTES: Final = 1_000_000_000
+#: The request record's field holding the census's fetch context as JSON (``FetchContext.to_json``):
+#: how the URL was found, from where, how deep. ``feedcensus replay`` takes its inputs from it.
+CONTEXT_FIELD: Final = "Feedcensus-Context"
+#: The request record's field naming the URL first requested, on a request a redirect made.
+REDIRECTED_FROM_FIELD: Final = "Feedcensus-Redirected-From"
+#: Headers that describe the wire form of a body the record no longer has.
+_WIRE_ONLY = frozenset({"transfer-encoding"})
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and the response it got, as the crawler saw them."""
+
+    url: str
+    method: str
+    request_headers: list[tuple[str, str]]
+    status: int
+    response_headers: list[tuple[str, str]]
+    body: bytes
+    fetched_at: datetime
+    request_body: bytes = b""
+    protocol: str = "HTTP/1.1"
+    ip_address: str | None = None
+    #: Extra fields of the request record, e.g. :data:`CONTEXT_FIELD` (WARC 1.1 section 5 allows them).
+    request_fields: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a response record is: the file's name (no folder), the record's offset and length in it."""
+
+    filename: str
+    offset: int
+    length: int
+
+
+@dataclass
+class _OpenFile:
+    path: Path
+    handle: io.BufferedWriter
+    size: int = 0
+    records: int = 0
+
+
+@dataclass
+class WarcWriter:
+    """Writes exchanges into rotated ``<prefix>-<job>-<time>-<serial>-<token>.warc.gz`` files in ``folder``.
+
+    Thread-safe (one lock): the crawl may hand exchanges over from any thread.
+    """
+
+    folder: Path
+    job: str
+    info: Mapping[str, str] = field(default_factory=dict)
+    prefix: str = "feedcensus"
+    max_bytes: int = DEFAULT_MAX_BYTES
+    #: Every file started, in order (names only).
+    files: list[str] = field(default_factory=list)
+    records: int = 0
+    bytes_written: int = 0
+
+    def __post_init__(self) -> None:
+        self.folder = Path(self.folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._builder = WARCWriter(None, gzip=False, warc_version=WARC_VERSION)
+        self._token = secrets.token_hex(3)
+        self._lock = threading.Lock()
+        self._file: _OpenFile | None = None
+        self._closed = False
+        self._broken = False
+
+    def write(self, exchange: Exchange) -> Location:
+        """Write the response record, then the request record (``WARC-Concurrent-To`` it); where the response is."""
+        response, request = self._records(exchange)
+        with self._lock:
+            if self._closed:
+                raise ValueError("the WARC writer is closed")
+            out = self._current()
+            location = Location(out.path.name, out.size, self._append(out, response))
+            self._append(out, request)
+            return location
+
+    def close(self) -> list[str]:
+        """Close the open file; the names of every file written."""
+        with self._lock:
+            self._closed = True
+            self._close_file()
+            return list(self.files)
+
+    # --- records ------------------------------------------------------------------------------
+
+    def _records(self, exchange: Exchange) -> tuple[Any, Any]:
+        build = self._builder
+        date = warc_date(exchange.fetched_at)
+        response_fields = {"WARC-Date": date}
+        if exchange.ip_address:
+            response_fields["WARC-IP-Address"] = exchange.ip_address
+        response = build.create_warc_record(
+            exchange.url,
+            "response",
+            payload=io.BytesIO(exchange.body),
+            length=len(exchange.body),
+            warc_headers_dict=response_fields,
+            http_headers=StatusAndHeaders(
+                status_line(exchange.status),
+                [(k, v) for k, v in exchange.response_headers if k.lower() not in _WIRE_ONLY],
+                protocol=exchange.protocol,
+            ),
+        )
+        request_fields = {
+            **exchange.request_fields,
+            "WARC-Date": date,
+            "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
+        }
+        request = build.create_warc_record(
+            exchange.url,
+            "request",
+            payload=io.BytesIO(exchange.request_body),
+            length=len(exchange.request_body),
+            warc_headers_dict=request_fields,
+            http_headers=StatusAndHeaders(
+                f"{exchange.method} {request_target(exchange.url)} {exchange.protocol}",
+                exchange.request_headers,
+                is_http_request=True,
+            ),
+        )
+        return response, request
+
+    def _warcinfo(self, filename: str) -> Any:
+        fields = {
+            "software": self.info.get("software", "feedcensus"),
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            "isPartOf": self.job,
+            "hostname": os.uname().nodename,
+            **{k: v for k, v in self.info.items() if k != "software"},
+        }
+        return self._builder.create_warcinfo_record(filename, fields)
+
+    # --- files ---------------------------------------------------------------------------------
+
+    def _current(self) -> _OpenFile:
+        if self._file is not None and self._file.size >= self.max_bytes:
+            self._close_file()
+        if self._file is None:
+            self._file = self._open_file()
+        return self._file
+
+    def _open_file(self) -> _OpenFile:
+        stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")[:17]
+        name = f"{self.prefix}-{safe_name(self.job)}-{stamp}-{len(self.files):05d}-{self._token}.warc.gz"
+        path = self.folder / name
+        out = _OpenFile(path, open(path, "xb"))  # noqa: SIM115  # closed by _close_file
+        self.files.append(name)
+        self._append(out, self._warcinfo(name))
+        return out
+
+    def _close_file(self) -> None:
+        if self._file is None:
+            return
+        handle, self._file = self._file.handle, None
+        if self._broken:
+            with contextlib.suppress(OSError):  # what a failed write left in the buffer fails again: dropped
+                handle.close()
+        else:
+            handle.close()
+
+    def _append(self, out: _OpenFile, record: Any) -> int:
+        """Write one record as its own gzip member; its length in the file."""
+        raw = io.BytesIO()
+        self._builder._write_warc_record(raw, record)  # warcio's serialiser (gzip=False: we compress)
+        compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        member = compressor.compress(raw.getvalue()) + compressor.flush()
+        try:
+            out.handle.write(member)
+            out.handle.flush()
+        except OSError:
+            self._broken = True  # the file ends in a cut record: readers stop before it
+            raise
+        out.size += len(member)
+        out.records += 1
+        self.records += 1
+        self.bytes_written += len(member)
+        return len(member)
+
+
+def warc_date(when: datetime) -> str:
+    """WARC 1.1's WARC-Date: UTC, ISO 8601 with microseconds."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def status_line(status: int) -> str:
+    """``200 OK``: the code and its standard reason phrase (Scrapy keeps no reason phrase)."""
+    try:
+        return f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"{status} Unknown"
+
+
+def request_target(url: str) -> str:
+    """The request line's target: path and query (origin form, RFC 9112 section 3.2.1)."""
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def safe_name(text: str) -> str:
+    """``text`` usable in a file name: letters, digits, ``.``, ``_`` and ``-`` kept, the rest ``_``."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text) or "job"
+
+
+def header_pairs(headers: Iterable[tuple[bytes, Iterable[bytes]]]) -> list[tuple[str, str]]:
+    """Scrapy's headers (name -> values, bytes) as (name, value) text pairs, one per value (latin-1, as HTTP is)."""
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, values in headers for value in values]
