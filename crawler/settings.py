@@ -105,6 +105,8 @@ EXTENSIONS = {
     "crawler.extensions.resume.CrawlJournal": 510,
     # One workers row per crawl process (its totals), written before the last commit.
     "crawler.extensions.workers.WorkerRecord": 520,
+    # Where each response's WARC record is (written with --warc, or served by a replay), for the rows.
+    "crawler.extensions.archive.ArchiveLocations": 130,
     # With a shared frontier (--frontier): this worker's heartbeat, leases and the end of the job.
     "crawler.frontier.FrontierWorker": 120,
 }

@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
 from pipelines.document.checks import CheckResult, RuleFailure, check_feed
 from pipelines.document.feedparse import parse_feed
-from pipelines.document.rows import Carried, Seen, TableRows, carried_rows, feed_rows, fetch_row, mark_novelty
+from pipelines.document.rows import (
+    Carried,
+    Seen,
+    TableRows,
+    carried_rows,
+    feed_rows,
+    fetch_row,
+    mark_novelty,
+    warc_location,
+)
 from pipelines.history import History, history_of
 from pipelines.writer import Dataset
 from schemas.items import FeedDocument, FetchRecord, NotDue
@@ -101,6 +110,7 @@ def incremental_rows(
             content_type=doc.headers.get("content-type"),
             bytes=len(doc.body),
             fetched_at=doc.fetched_at,
+            **warc_location(doc),
         )
         rows = carried_rows(Carried(doc.url, known.row, record, doc.headers))
         result = FeedRows(rows, outcome=Outcome.NOT_MODIFIED if doc.status == 304 else UNCHANGED)
@@ -118,6 +128,7 @@ def incremental_rows(
             discovered_via=doc.discovered_via,
             depth=doc.depth,
             fetched_at=doc.fetched_at,
+            **warc_location(doc),
         )
         rows = TableRows()
         rows.add("fetch_log", [fetch_row(rec)])

@@ -108,6 +108,10 @@ class FeedDocument:
     depth: int
     check_reflexive: bool = False  # fetch the channel's link page and look for this feed there
     fetched_at: datetime = field(default_factory=utcnow)
+    # Where the response is archived (crawl --warc, or a replay): the columns of the same names.
+    warc_filename: str | None = None
+    warc_record_offset: int | None = None
+    warc_record_length: int | None = None
 
 
 @dataclass(slots=True)
@@ -129,6 +133,10 @@ class FetchRecord:
     next_due: datetime | None = None  # for a feed: when the schedule next lets it be fetched
     due_hint: str | None = None  # a schemas.vocab.DueHint
     due_reason: str | None = None
+    # Where the response is archived (crawl --warc, or a replay): the columns of the same names.
+    warc_filename: str | None = None
+    warc_record_offset: int | None = None
+    warc_record_length: int | None = None
     #: Not a column: the response was an HTML page (autodiscovery runs on it).
     html: bool = False
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: major.minor. A reader refuses files whose major is newer than its own.
-SCHEMA_VERSION = "1.3"  # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table
+# 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations.
+SCHEMA_VERSION = "1.4"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -44,6 +45,18 @@ class Field:
 def _f(name: str, type_: pa.DataType, description: str, *, nullable: bool = True) -> Field:
     return Field(name, type_, nullable, description)
 
+
+#: Where a response is archived (crawl --warc, or a replay): in ``feeds`` and ``fetch_log`` alike.
+WARC_FIELDS: tuple[Field, ...] = (
+    _f(
+        "warc_filename",
+        pa.string(),
+        "With --warc (or in a replay): the WARC file holding this response's record (its name, no folder); "
+        "null when not archived.",
+    ),
+    _f("warc_record_offset", pa.int64(), "Byte offset of the response record (one gzip member) in warc_filename."),
+    _f("warc_record_length", pa.int64(), "Length in bytes of the response record's gzip member."),
+)
 
 FEEDS: tuple[Field, ...] = (
     _f("url", pa.string(), "The URL as requested.", nullable=False),
@@ -112,6 +125,7 @@ FEEDS: tuple[Field, ...] = (
     _f("update_frequency", pa.int32(), "sy:updateFrequency: updates per update_period (1 when absent)."),
     _f("cache_control", pa.string(), "The raw Cache-Control response header."),
     _f("expires", pa.string(), "The raw Expires response header."),
+    *WARC_FIELDS,
 )
 
 ITEMS: tuple[Field, ...] = (
@@ -242,6 +256,7 @@ FETCH_LOG: tuple[Field, ...] = (
         "min-interval, max-interval.",
     ),
     _f("due_reason", pa.string(), "next_due's reasoning in words, e.g. 'ttl 60 min, then skipHours 0-5'."),
+    *WARC_FIELDS,
 )
 
 WORKERS: tuple[Field, ...] = (

@@ -26,7 +26,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.warc import Exchange, Location, WarcWriter
 from crawler.demo.webserver import Route, Web, WebServer
-from tests.conftest import REPO, demo_seeds_file, run_cli
+from tests.conftest import REPO, demo_seeds_file, read_table, run_cli
 
 AT = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)
 RSS = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://a/</link></channel></rss>'
@@ -174,6 +174,18 @@ def test_a_crawl_archives_every_response_the_server_sent(tmp_path: Path, demo_se
     seeds = {p: json.loads(c) for p, c in contexts.items() if c and json.loads(c)["via"] == "seed"}
     assert seeds and all(c["depth"] == 0 for c in seeds.values())
     assert any(c and json.loads(c)["via"] == "autodiscovery" for c in contexts.values())
+    # Each row about a response points at its record: read alone, it is that response.
+    out = tmp_path / "out"
+    fetched = [r for r in read_table(out, "fetch_log").to_pylist() if r["status"] is not None]
+    feeds = read_table(out, "feeds").to_pylist()
+    assert fetched and feeds
+    for row in fetched + feeds:
+        assert row["warc_filename"] is not None, row
+        where = Location(row["warc_filename"], row["warc_record_offset"], row["warc_record_length"])
+        kind, header, http, _ = record_at(warc, where)
+        assert kind == "response" and header.get_header("WARC-Target-URI") == row["final_url"], row
+        assert int(http.get_statuscode()) == row["status"]
+    assert {r["outcome"] for r in fetched} >= {"feed", "page", "opml", "robots", "http_error"}
     infos = [r for r in recs if r[0] == "warcinfo"]
     assert infos and all(b"isPartOf: w1" in r[3] and b"robots: obey" in r[3] for r in infos)
 

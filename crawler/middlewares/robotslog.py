@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
 from crawler.outcomes import classify_exception
 from crawler.requests import first_url, has_context
 from pipelines.writer import Dataset, dataset_of
@@ -34,12 +35,13 @@ def is_robots_request(request: Request) -> bool:
 
 
 class RobotsLogMiddleware:
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Dataset, locations: ArchiveLocations | None = None) -> None:
         self.dataset = dataset
+        self.locations = locations
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(dataset_of(crawler))
+        return cls(dataset_of(crawler), archive_locations(crawler))
 
     def _record(self, rec: FetchRecord) -> None:
         if self.dataset.is_done(rec.url):
@@ -58,6 +60,7 @@ class RobotsLogMiddleware:
                     discovered_via=Via.ROBOTS,
                     content_type=(response.headers.get(b"Content-Type") or b"").decode("latin-1") or None,
                     bytes=len(response.body),
+                    **warc_columns(self.locations, response, request),
                 )
             )
         return response

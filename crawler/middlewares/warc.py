@@ -5,8 +5,8 @@ every response, pages, feeds, OPML, robots.txt, redirects and each retried attem
 Scrapy decodes ``Content-Encoding`` (590) or follows a redirect (600), and every request with the
 headers the other middlewares gave it. ``crawler/archive/warc.py`` writes the records.
 
-Other components ask :meth:`WarcCaptureMiddleware.location` where a response's record is (keyed by
-the request that got it: no side channel in ``meta``); the ``fetch_log`` and ``feeds`` rows carry it.
+Where each response's record is goes to the ``ArchiveLocations`` extension (crawler/extensions/archive.py),
+which the spider asks for the ``fetch_log`` and ``feeds`` rows.
 A file that cannot be written stops the crawl (``warc_error``, exit code 3): an archive with holes
 would be reported as whole.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import weakref
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -32,10 +31,10 @@ from crawler.archive.warc import (
     DEFAULT_MAX_BYTES,
     REDIRECTED_FROM_FIELD,
     Exchange,
-    Location,
     WarcWriter,
     header_pairs,
 )
+from crawler.extensions.archive import archive_locations
 from crawler.requests import first_url
 from schemas.items import context_from_meta
 
@@ -62,7 +61,7 @@ class WarcCaptureMiddleware:
         self.crawler = crawler
         self.writer = writer
         self.error: str | None = None
-        self._where: weakref.WeakKeyDictionary[Request, Location] = weakref.WeakKeyDictionary()
+        self.locations = archive_locations(crawler)
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
 
     @classmethod
@@ -86,10 +85,6 @@ class WarcCaptureMiddleware:
         )
         return cls(crawler, writer)
 
-    def location(self, request: Request) -> Location | None:
-        """Where the record of the response ``request`` got is (None: not captured)."""
-        return self._where.get(request)
-
     def process_response(self, request: Request, response: Response) -> Response:
         if self.error is not None:
             return response
@@ -110,9 +105,12 @@ class WarcCaptureMiddleware:
             request_fields=census_fields(request),
         )
         try:
-            self._where[request] = self.writer.write(exchange)
+            where = self.writer.write(exchange)
         except OSError as exc:
             self._fail(exc)
+        else:
+            if self.locations is not None:
+                self.locations.put(request, where)
         return response
 
     def engine_stopped(self) -> None:
@@ -151,8 +149,3 @@ def census_fields(request: Request) -> dict[str, str]:
     if first != request.url:
         fields[REDIRECTED_FROM_FIELD] = first
     return fields
-
-
-def capture_of(crawler: Crawler) -> WarcCaptureMiddleware | None:
-    """The crawl's WARC capture (None without ``--warc``)."""
-    return crawler.get_downloader_middleware(WarcCaptureMiddleware)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 
+from crawler.extensions.archive import archive_locations, warc_columns
 from crawler.extensions.resume import CrawlJournal
 from crawler.fetch.inputs import one_line, read_inputs
 from crawler.fetch.opml import OpmlDocument, parse_opml
@@ -170,6 +171,7 @@ class CensusSpider(Spider):
             status=response.status,
             content_type=ctype,
             bytes=len(response.body),
+            **self._warc(response),
         )
         if kind == Sniffed.OPML:
             yield from self._opml_response(response, ctx, record)
@@ -197,11 +199,16 @@ class CensusSpider(Spider):
             source=ctx.source,
             depth=ctx.depth,
             check_reflexive=ctx.via in REFLEXIVE_VIA and self.settings.getbool("FEEDCENSUS_REFLEXIVE"),
+            **self._warc(response),
         )
+
+    def _warc(self, response: Response) -> dict[str, Any]:
+        """Where the response is archived (``crawl --warc``, a replay): the rows' WARC columns."""
+        return warc_columns(archive_locations(self.crawler), response)
 
     def _opml_response(self, response: Response, ctx: FetchContext, record: FetchRecord) -> Iterator[Any]:
         doc = parse_opml(response.body, response.url)
-        yield self._opml_record(
+        opml_record = self._opml_record(
             record.url,
             response.url,
             doc,
@@ -211,6 +218,10 @@ class CensusSpider(Spider):
             status=response.status,
             ctype=record.content_type,
         )
+        opml_record.warc_filename = record.warc_filename
+        opml_record.warc_record_offset = record.warc_record_offset
+        opml_record.warc_record_length = record.warc_record_length
+        yield opml_record
         if doc.ok:
             yield from self._expand_opml(doc, response.url, ctx)
 
@@ -227,6 +238,7 @@ class CensusSpider(Spider):
             error=error,
             content_type=header_text(response, b"Content-Type") if response is not None else None,
             bytes=len(response.body) if response is not None else None,
+            **(self._warc(response) if response is not None else {}),
         )
         if response is not None and status in RETRY_AFTER_STATUSES:
             record.retry_after = header_text(response, b"Retry-After")

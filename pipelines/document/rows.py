@@ -48,6 +48,15 @@ def content_type_ok(content_type: str | None, fmt: str) -> bool | None:
     return media_type(content_type) in USM_TYPES
 
 
+def warc_location(fetched: FeedDocument | FetchRecord) -> dict[str, Any]:
+    """The WARC columns of a response's rows (all null when it is not archived)."""
+    return {
+        "warc_filename": fetched.warc_filename,
+        "warc_record_offset": fetched.warc_record_offset,
+        "warc_record_length": fetched.warc_record_length,
+    }
+
+
 def fetch_row(rec: FetchRecord) -> Row:
     return {
         "url": rec.url,
@@ -65,6 +74,7 @@ def fetch_row(rec: FetchRecord) -> Row:
         "next_due": rec.next_due,
         "due_hint": rec.due_hint,
         "due_reason": rec.due_reason,
+        **warc_location(rec),
     }
 
 
@@ -137,6 +147,7 @@ def feed_rows(
                 "update_frequency": parsed.update_frequency,
                 "cache_control": doc.headers.get("cache-control"),
                 "expires": doc.headers.get("expires"),
+                **warc_location(doc),
             }
         ],
     )
@@ -214,6 +225,7 @@ def feed_rows(
                     content_type=ctype,
                     bytes=len(doc.body),
                     fetched_at=doc.fetched_at,
+                    **warc_location(doc),
                 )
             )
         ],
@@ -297,7 +309,7 @@ def carried_rows(carried: Carried) -> TableRows:
         changed_items=0,
     )
     if carried.headers is not None:
-        row.update(final_url=rec.final_url, status=rec.status, fetched_at=rec.fetched_at)
+        row.update(final_url=rec.final_url, status=rec.status, fetched_at=rec.fetched_at, **warc_location(rec))
         for column in REVALIDATED_HEADERS:
             value = carried.headers.get(column.replace("_", "-"))
             if value:
