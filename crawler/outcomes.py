@@ -18,9 +18,12 @@ outcome                raised as
 ``refused``            :class:`RefusedRequest` from the network-safety middleware
 ``unsupported_scheme`` :class:`RefusedRequest`, ``UnsupportedURLSchemeError``
 ``invalid_url``        :class:`RefusedRequest` (over-long URL, no host), ``ValueError``
+``not_archived``       :class:`~crawler.archive.read.NotArchived` (a replay: no record of
+                       the URL, or of its host, in the archives)
 ``network_error``      DNS failures, refused or reset connections, truncated bodies
                        (``ResponseDataLossError``: wrong Content-Length, early close),
-                       undecodable Content-Encoding, anything else
+                       undecodable Content-Encoding, a replay's unreadable WARC record
+                       (:class:`~crawler.archive.read.BadRecord`), anything else
 =====================  ==========================================================
 
 The code is the same table: ``_RULES`` maps exception types to one small
@@ -49,6 +52,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as tx_error
 from twisted.web import _newclient
 
+from crawler.archive.read import BadRecord, NotArchived
 from crawler.fetch.inputs import one_line
 from schemas.vocab import FAILURE_OUTCOMES, Outcome
 
@@ -187,6 +191,8 @@ class _Rule(NamedTuple):
 #: HttpError and RefusedRequest are IgnoreRequests); the first rule that matches wins.
 _RULES: tuple[_Rule, ...] = (
     _Rule((HttpError,), _http_error),
+    _Rule((NotArchived,), _own_text(Outcome.NOT_ARCHIVED, "not in the archive")),
+    _Rule((BadRecord,), _own_text(Outcome.NETWORK_ERROR, "unreadable WARC record")),
     _Rule((RefusedRequest,), _refused_request),
     _Rule((IgnoreRequest,), _ignored_request),
     _Rule((DownloadCancelledError,), _download_cancelled),

@@ -51,6 +51,35 @@ def make_request(
     )
 
 
+def archive_record_request(
+    archive_url: str,
+    offset: int,
+    length: int,
+    record_url: str,
+    ctx: FetchContext,
+    *,
+    callback: Callable[..., Any],
+    errback: Callable[..., Any],
+) -> Request:
+    """A Range request for one record of a web archive (``feedcensus commoncrawl``): bytes
+    ``offset`` .. ``offset + length - 1`` of the WARC file at ``archive_url``.
+
+    ``cb_kwargs["archived"]`` names the URL the record holds, so that a failure's row is about
+    that URL (the request's own URL is the WARC file's). Many records share one file URL: the
+    request is not filtered as a duplicate of its neighbours.
+    """
+    return Request(
+        archive_url,
+        callback=callback,
+        errback=errback,
+        meta={CONTEXT_META_KEY: ctx},
+        headers={"Range": f"bytes={offset}-{offset + length - 1}"},
+        cb_kwargs={"archived": {"url": record_url, "offset": offset, "length": length}},
+        dont_filter=True,
+        priority=-ctx.depth,
+    )
+
+
 def context_of(message: Request | Response) -> FetchContext:
     """The fetch context a request (or the request behind a response) was made with."""
     return context_from_meta(message.meta) or DEFAULT_CONTEXT

@@ -75,6 +75,9 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.robotslog.RobotsLogMiddleware": 40,
     # Refuses private/loopback targets found in content, and non-http(s) schemes.
     "crawler.middlewares.netsafety.NetworkSafetyMiddleware": 50,
+    # feedcensus commoncrawl: a Range answer holding one archive record becomes the response it holds.
+    # Just above HttpCompression (590), which then decodes a record stored Content-Encoding-coded.
+    "crawler.middlewares.archived.ArchiveRecordMiddleware": 595,
     # With --warc: every response and its request into WARC files. Next to the downloader (after
     # DownloaderStats, 850): it sees bodies before HttpCompression (590) decodes them, and redirects.
     "crawler.middlewares.warc.WarcCaptureMiddleware": 890,
@@ -186,8 +189,16 @@ FEEDCENSUS_MAX_INTERVAL = 86400.0
 # WARC capture (docs/archives.md): a folder to write every response and its request into, as gzip'd
 # WARC 1.1 files (crawl --warc DIR). Empty: no capture.
 FEEDCENSUS_WARC_DIR = ""
+# Autodiscovery requests the feeds a page advertises. False: the links are recorded (followed =
+# false) but not requested (feedcensus commoncrawl sets it: the archive is the web there).
+FEEDCENSUS_FOLLOW_LINKS = True
 # A WARC file is closed and the next one started once it passes this many bytes (compressed).
 FEEDCENSUS_WARC_MAX_BYTES = 1_000_000_000
+# Replay (docs/archives.md, feedcensus replay): the WARC files (paths or globs) every response is
+# served from, with no network; `feedcensus replay` puts the index it built here. Empty: a live crawl.
+# It takes effect with the download handlers and resolver `feedcensus replay` sets
+# (crawler/handlers/warc.py).
+FEEDCENSUS_REPLAY: list[str] = []
 # Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
 # live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own
 # in-memory scheduler, as always. (The CLI also sets SCHEDULER to crawler.frontier.FrontierScheduler.)

@@ -92,7 +92,7 @@ FEEDS: tuple[Field, ...] = (
     _f(
         "discovered_via",
         pa.string(),
-        "How the feed was found: url, seed, opml (an xmlUrl), autodiscovery, guess.",
+        "How the feed was found: url, seed, opml (an xmlUrl), autodiscovery, guess, archive (an archive index names its record).",
         nullable=False,
     ),
     _f("source", pa.string(), "The input or page that led to this feed."),
@@ -228,7 +228,7 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "outcome",
         pa.string(),
-        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
+        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it), not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
         nullable=False,
     ),
     _f("error", pa.string(), "One-line reason when the outcome is not a success."),
@@ -236,7 +236,7 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "discovered_via",
         pa.string(),
-        "How the URL was found: url, seed, opml (an xmlUrl), opml-page (an htmlUrl), include (an OPML include), autodiscovery, reflexive, guess, robots.",
+        "How the URL was found: url, seed, opml (an xmlUrl), opml-page (an htmlUrl), include (an OPML include), autodiscovery, reflexive, guess, robots, archive (a record an archive index names: feedcensus commoncrawl).",
     ),
     _f("depth", pa.int32(), "Hops from the input (0 for inputs)."),
     _f("content_type", pa.string(), "The raw Content-Type header."),

@@ -32,6 +32,7 @@ class Outcome(StrEnum):
     ROBOTS_DENIED = "robots_denied"
     UNSUPPORTED_SCHEME = "unsupported_scheme"
     INVALID_URL = "invalid_url"
+    NOT_ARCHIVED = "not_archived"  # a replay (feedcensus replay): the archives hold no response for the URL
     # bookkeeping: not fetched
     NOT_DUE = "not_due"  # a known feed its publisher's hints say is not due yet (fetch_log.next_due says when)
     DUPLICATE = "duplicate"
@@ -49,6 +50,7 @@ FAILURE_OUTCOMES: tuple[Outcome, ...] = (
     Outcome.UNSUPPORTED_SCHEME,
     Outcome.INVALID_URL,
     Outcome.NETWORK_ERROR,
+    Outcome.NOT_ARCHIVED,
 )
 
 
@@ -64,6 +66,7 @@ class Via(StrEnum):
     GUESS = "guess"
     REFLEXIVE = "reflexive"  # a feed's channel <link> page
     ROBOTS = "robots"
+    ARCHIVE = "archive"  # a record a web archive's index names (feedcensus commoncrawl)
 
 
 class FeedFormat(StrEnum):

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "crawler.frontier": 3,
     "crawler.spiders": 3,
     "crawler.middlewares": 3,
+    "crawler.handlers": 3,
     "crawler.extensions": 3,
     "crawler.settings": 3,
     "pipelines.feed": 3,

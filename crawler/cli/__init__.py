@@ -1,6 +1,8 @@
 """The ``feedcensus`` command line.
 
     feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR [--resume DIR] [--frontier URL]
+    feedcensus replay WARC_OR_GLOB... --out DIR [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]...
+    feedcensus commoncrawl --index FILE_OR_GLOB [--where SQL] [--pages N] [--archive-base URL] --out DIR
     feedcensus worker --frontier REDIS_URL --job JOB --out DIR
     feedcensus status --frontier REDIS_URL --job JOB [--json]
     feedcensus due DIR [--json] [--at TIME]
@@ -24,11 +26,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from crawler.cli.commoncrawl import cmd_commoncrawl
 from crawler.cli.crawl import cmd_crawl, cmd_demo
 from crawler.cli.datasets import cmd_changes, cmd_compact, cmd_due, cmd_survey
 from crawler.cli.distributed import cmd_status, cmd_worker
 from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
 from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError
+from crawler.cli.replay import cmd_replay
 
 __all__ = ["build_parser", "main"]
 
@@ -127,6 +131,52 @@ def build_parser() -> argparse.ArgumentParser:
         "with only --resume DIR (it keeps the job, output, inputs and every option)",
     )
     c.set_defaults(func=cmd_crawl)
+
+    rp = sub.add_parser(
+        "replay", help="run the census over WARC files instead of the network (docs/archives.md, Replay)"
+    )
+    rp.add_argument("archives", nargs="+", metavar="WARC_OR_GLOB", help="WARC files, or globs such as 'warc/*.warc.gz'")
+    rp.add_argument(
+        "--seeds",
+        action="append",
+        metavar="FILE",
+        help="instead of the archive's own inputs: a seeds file (repeatable)",
+    )
+    rp.add_argument(
+        "--opml", action="append", metavar="FILE_OR_URL", help="instead of the archive's own inputs: an OPML list"
+    )
+    rp.add_argument(
+        "--url", action="append", metavar="URL", help="instead of the archive's own inputs: a URL in the archive"
+    )
+    crawl_options(rp)
+    rp.set_defaults(func=cmd_replay)
+
+    cc = sub.add_parser(
+        "commoncrawl",
+        help="run the census over the feed records an archive index names, fetched by Range request "
+        "(docs/common-crawl.md)",
+    )
+    cc.add_argument(
+        "--index",
+        required=True,
+        metavar="FILE_OR_GLOB",
+        help="rows of the archive's columnar index (Parquet or CSV): url, warc_filename, warc_record_offset, "
+        "warc_record_length, and content_mime_detected or content_mime_type to pick the feeds",
+    )
+    cc.add_argument(
+        "--where", metavar="SQL", help="a condition on the index's columns (DuckDB SQL), e.g. \"url_host_tld = 'de'\""
+    )
+    cc.add_argument(
+        "--pages", type=int, default=0, metavar="N", help="also N HTML page records (a fixed sample) for autodiscovery"
+    )
+    cc.add_argument(
+        "--archive-base",
+        default="https://data.commoncrawl.org/",
+        metavar="URL",
+        help="where the WARC files are (default: Common Crawl's public endpoint)",
+    )
+    crawl_options(cc)
+    cc.set_defaults(func=cmd_commoncrawl)
 
     w = sub.add_parser("worker", help="join a distributed crawl: take requests from its frontier until the job ends")
     w.add_argument(

@@ -257,12 +257,27 @@ def check_local_opml(path: str) -> None:
         raise fail(f"{path}: {doc.error}")
 
 
+def checked_settings(args: argparse.Namespace) -> Any:
+    """The project settings, and the command line's ``-s`` and ``--min/--max-interval`` checked (exit 2 if bad)."""
+    settings = project_settings()
+    parse_overrides(args.set or [], settings)
+    for option in INTERVAL_SETTINGS:
+        if getattr(args, option, None):
+            interval_seconds(getattr(args, option), option)
+    return settings
+
+
 def check_inputs(args: argparse.Namespace, settings: Any) -> None:
     """Refuse, before crawling, what cannot run: no output, no input, unreadable files, no usable input."""
     if not args.out:
         raise fail("--out is required")
     if not (args.seeds or args.opml or args.url):
         raise fail("nothing to crawl: give --seeds FILE, --opml FILE_OR_URL or --url URL")
+    check_given_inputs(args, settings)
+
+
+def check_given_inputs(args: argparse.Namespace, settings: Any) -> None:
+    """Refuse inputs given on the command line that cannot run: unreadable files, no usable URL."""
     for path in args.seeds or []:
         check_seeds_file(path)
     for item in args.opml or []:
@@ -548,8 +563,11 @@ def run_crawl(
     seeds: Sequence[str] = (),
     opml: Sequence[str] = (),
     urls: Sequence[str] = (),
+    spider: type[Any] | None = None,
+    **spider_args: Any,
 ) -> CrawlResult:
-    """Run the census spider to the end (or an interruption); say how it went."""
+    """Run the census spider (or ``spider``, a subclass, with ``spider_args``) to the end (or an
+    interruption); say how it went."""
     from scrapy.crawler import CrawlerProcess
 
     from crawler.spiders.census import CensusSpider
@@ -557,9 +575,10 @@ def run_crawl(
     started = time.monotonic()
     process = CrawlerProcess(settings)
     logging.getLogger("scrapy").setLevel(logging.NOTSET)  # Scrapy says DEBUG; the handlers choose what is shown
-    crawler = process.create_crawler(CensusSpider)
+    crawler = process.create_crawler(spider or CensusSpider)
     failures: list[Any] = []
-    process.crawl(crawler, seeds=list(seeds), opml=list(opml), url=list(urls)).addErrback(failures.append)
+    inputs = {"seeds": list(seeds), "opml": list(opml), "url": list(urls), **spider_args}
+    process.crawl(crawler, **inputs).addErrback(failures.append)
     process.start()
     if failures:
         raise crawl_failure(failures[0].value, errors)
@@ -594,7 +613,7 @@ def crawl_result(crawler: Any, errors: EngineErrors | None, elapsed: float) -> C
     )
 
 
-def crawl(args: argparse.Namespace, settings: Any, **inputs: Sequence[str]) -> CrawlResult:
+def crawl(args: argparse.Namespace, settings: Any, **inputs: Any) -> CrawlResult:
     """The crawl with its log handlers; a third Ctrl-C while the data settles interrupts at once."""
     import signal
 
@@ -691,11 +710,7 @@ def exit_status(
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    settings = project_settings()
-    parse_overrides(args.set or [], settings)  # a bad -s is found before a resume state is written
-    for option in INTERVAL_SETTINGS:  # so is a bad --min-interval / --max-interval
-        if getattr(args, option, None):
-            interval_seconds(getattr(args, option), option)
+    settings = checked_settings(args)  # a bad -s or interval is found before a resume state is written
     if args.resume and args.frontier:
         raise fail(
             "--resume and --frontier: a distributed job's state is its frontier; run `feedcensus worker` to go on"

@@ -19,23 +19,16 @@ from crawler.cli.errors import fail
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from crawler.cli.crawl import (
-        INTERVAL_SETTINGS,
         check_frontier,
+        checked_settings,
         crawl,
         crawl_settings,
         exit_status,
-        interval_seconds,
-        parse_overrides,
         print_summary,
-        project_settings,
         warn_password,
     )
 
-    settings = project_settings()
-    parse_overrides(args.set or [], settings)
-    for option in INTERVAL_SETTINGS:
-        if getattr(args, option, None):
-            interval_seconds(getattr(args, option), option)
+    settings = checked_settings(args)
     if not args.out:
         raise fail("--out is required (the job's dataset: every worker writes into the same one)")
     if not args.job_id:

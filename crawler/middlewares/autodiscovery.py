@@ -34,11 +34,13 @@ class AutodiscoveryMiddleware:
     marked ``html``: the spider's word that the response is an HTML page.
     """
 
-    def __init__(self, crawler: Crawler, *, follow_body: bool, guess: bool) -> None:
+    def __init__(self, crawler: Crawler, *, follow_body: bool, guess: bool, follow: bool = True) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.follow_body = follow_body
         self.guess = guess
+        #: False: links are recorded (``followed`` false) but not requested (a survey of archived pages).
+        self.follow = follow
         #: A feed link longer than this is judged href-too-long and not followed, as its request would be refused.
         self.max_url_length = crawler.settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
 
@@ -51,6 +53,7 @@ class AutodiscoveryMiddleware:
             crawler,
             follow_body=settings.getbool("FEEDCENSUS_FOLLOW_BODY_LINKS"),
             guess=settings.getbool("FEEDCENSUS_GUESS"),
+            follow=settings.getbool("FEEDCENSUS_FOLLOW_LINKS", True),
         )
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
@@ -84,8 +87,10 @@ class AutodiscoveryMiddleware:
             page_url=response.url,
             requested_url=first_url(response),
             links=links,
-            followed=[link.followable for link in links],
+            followed=[link.followable and self.follow for link in links],
         )
+        if not self.follow:
+            return
         for link in links:
             if link.followable and link.href:
                 self.stats.inc_value("autodiscovery/followed")

@@ -69,7 +69,7 @@ class WarcCaptureMiddleware:
         settings = crawler.settings
         folder = str(settings.get("FEEDCENSUS_WARC_DIR") or "")
         if not folder:
-            raise NotConfigured("no FEEDCENSUS_WARC_DIR")
+            raise NotConfigured  # no FEEDCENSUS_WARC_DIR: no capture (a message would be a WARNING on every run)
         info = {
             "software": software(),
             "http-header-user-agent": str(settings.get("USER_AGENT") or ""),

@@ -83,18 +83,26 @@ class CensusSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls)
+        for out in self.started(inputs.hosts, inputs.count, self._start_outputs(inputs)):
+            yield out
+
+    def started(self, hosts: set[str], count: int, outputs: Iterable[Any]) -> Iterator[Any]:
+        """The start of any census: trust the ``hosts`` the ``count`` inputs name, then give ``outputs``.
+
+        On a distributed job's frontier the hosts are shared with every worker, and the inputs all
+        go into the shared queue before this process takes one (``seeding_started`` .. ``seeded``).
+        """
         frontier = self.crawler.get_extension(FrontierWorker)
         # A distributed job's workers trust the hosts its inputs name, whichever process read them.
         if frontier is not None:
-            self.input_hosts = frontier.input_hosts(inputs.hosts, share=bool(inputs.count))
+            self.input_hosts = frontier.input_hosts(hosts, share=bool(count))
         else:
-            self.input_hosts = inputs.hosts
-        self.crawler.stats.set_value("feedcensus/inputs", inputs.count)
-        if frontier is not None and inputs.count:
+            self.input_hosts = hosts
+        self.crawler.stats.set_value("feedcensus/inputs", count)
+        if frontier is not None and count:
             frontier.seeding_started()  # every input goes into the shared queue before this process takes one
-        for out in self._start_outputs(inputs):
-            yield out
-        if frontier is not None and inputs.count:
+        yield from outputs
+        if frontier is not None and count:
             frontier.seeded()  # a distributed job can end only once every input is in its frontier
 
     def _start_outputs(self, inputs: Any) -> Iterator[Any]:
@@ -221,6 +229,7 @@ class CensusSpider(Spider):
         opml_record.warc_filename = record.warc_filename
         opml_record.warc_record_offset = record.warc_record_offset
         opml_record.warc_record_length = record.warc_record_length
+        opml_record.fetched_at = record.fetched_at  # an archived response's own time (a replay)
         yield opml_record
         if doc.ok:
             yield from self._expand_opml(doc, response.url, ctx)
@@ -243,6 +252,11 @@ class CensusSpider(Spider):
         if response is not None and status in RETRY_AFTER_STATUSES:
             record.retry_after = header_text(response, b"Retry-After")
             self._schedule_after_refusal(record)
+        archived = request.cb_kwargs.get("archived")
+        if archived:  # a web archive's record (feedcensus commoncrawl): the row is about the URL it holds
+            record.url, record.final_url = archived["url"], None
+            where = f"{request.url} bytes {archived['offset']}+{archived['length']}"
+            record.error = f"{record.error or 'failed'} (archive record {where})"
         yield record
 
     def _schedule_after_refusal(self, record: FetchRecord) -> None:

@@ -1,0 +1,77 @@
+"""``feedcensus commoncrawl``: the census over the feed records of a web archive, chosen by its index.
+
+The index rows (``--index``: a Parquet or CSV export of Common Crawl's columnar index, one file or
+a glob; ``--where`` narrows them) are read before anything runs (``crawler/archive/ccindex.py``):
+a file that cannot be read or lacks a column is one line and exit code 2. Each row is then one
+Range request for its record under ``--archive-base`` (Common Crawl's public endpoint by default):
+``crawler/spiders/archive.py`` and ``crawler/middlewares/archived.py``. docs/common-crawl.md says
+how to choose the rows and what a full crawl costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from crawler.cli.crawl import (
+    checked_settings,
+    crawl,
+    crawl_settings,
+    exit_status,
+    print_summary,
+)
+from crawler.cli.errors import fail
+
+#: What the census over an archive changes (a -s given on the command line still wins).
+ARCHIVE_SETTINGS: dict[str, Any] = {
+    # The archive is the web here: a page's feed links are recorded, not fetched live.
+    "FEEDCENSUS_FOLLOW_LINKS": False,
+    # A feed's channel page is not in the selection: reflexive autodiscovery would fetch it live.
+    "FEEDCENSUS_REFLEXIVE": False,
+}
+
+
+def read_rows(args: argparse.Namespace) -> list[Any]:
+    from crawler.archive.ccindex import ArchiveIndexError, read_index
+
+    if args.pages < 0:
+        raise fail("--pages takes a count of 0 or more")
+    try:
+        rows = read_index(args.index, pages=args.pages, where=args.where)
+    except ArchiveIndexError as exc:
+        raise fail(str(exc)) from None
+    if not rows:
+        raise fail(f"{args.index}: no row of the index is a feed record (or matches --where)")
+    return rows
+
+
+def check_base(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise fail(f"--archive-base {url}: not an http(s) URL")
+    return url
+
+
+def cmd_commoncrawl(args: argparse.Namespace) -> int:
+    from crawler.spiders.archive import ArchiveSpider
+
+    settings = checked_settings(args)
+    if not args.out:
+        raise fail("--out is required")
+    base = check_base(args.archive_base)
+    rows = read_rows(args)
+    for name, value in ARCHIVE_SETTINGS.items():
+        settings.set(name, value, priority="project")
+    args.resume = None
+    settings = crawl_settings(args, settings)
+    feeds = sum(1 for r in rows if r.kind == "feed")
+    print(f"archive records: {feeds} feeds, {len(rows) - feeds} pages, from {base}", file=sys.stderr)
+    result = crawl(args, settings, spider=ArchiveSpider, records=rows, archive_base=base)
+    print_summary(result, settings)
+    code, line = exit_status(result, args, settings)
+    if line:
+        print(f"feedcensus commoncrawl: {' '.join(line.split())}", file=sys.stderr)
+    return code

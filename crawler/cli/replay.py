@@ -1,0 +1,118 @@
+"""``feedcensus replay``: the census run over WARC files instead of the network (docs/archives.md).
+
+Before anything runs, every WARC file is read once into an index (``crawler/archive/read.py``): a
+file that is missing, unreadable or not a WARC is one line and exit code 2. The inputs are the
+archive's own (``crawler/archive/inputs.py``) unless ``--seeds``, ``--opml`` or ``--url`` are
+given; those are then looked up inside the archive. The crawl itself is ``crawl``'s, with the
+download handlers and the resolver of ``crawler/handlers/warc.py`` in place of the network, and
+without the waits that only spare a live server (AutoThrottle, the retry backoff).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from crawler.cli.crawl import (
+    check_given_inputs,
+    checked_settings,
+    crawl,
+    crawl_settings,
+    exit_status,
+    print_summary,
+)
+from crawler.cli.errors import fail
+
+#: The replay's download handler, for both schemes.
+HANDLER = "crawler.handlers.warc.WarcReplayHandler"
+#: What a replay changes besides the handlers (a -s given on the command line still wins).
+REPLAY_SETTINGS: dict[str, Any] = {
+    "DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER},
+    "TWISTED_DNS_RESOLVER": "crawler.handlers.warc.ArchiveResolver",
+    # No server to spare: no AutoThrottle, no wait before a retry (the retried attempts are archived).
+    "AUTOTHROTTLE_ENABLED": False,
+    "DOWNLOAD_DELAY": 0,
+    "FEEDCENSUS_RETRY_BACKOFF_BASE": 0.0,
+    "FEEDCENSUS_RETRY_AFTER_MAX": 0.0,
+}
+
+
+def load_index(patterns: list[str]) -> Any:
+    """The index of the WARC files named; one line and exit 2 when one cannot be used."""
+    from crawler.archive.read import ArchiveError, build_index, find_files
+
+    try:
+        return build_index(find_files(patterns))
+    except ArchiveError as exc:
+        raise fail(str(exc)) from None
+
+
+def archive_inputs(index: Any, folder: Path) -> tuple[list[str], list[str], list[str]]:
+    """The seeds files, OPML inputs and URLs of the crawl that wrote the archive; seed lists whose
+    file is gone are written into ``folder``."""
+    from crawler.archive.inputs import archive_inputs as choose
+
+    inputs = choose(index)
+    if not inputs.count:
+        raise fail("nothing to replay: the archives hold no response record (or no input request)")
+    seeds = list(inputs.seed_files)
+    for n, (source, urls) in enumerate(inputs.seed_lists):
+        path = folder / f"seeds-{n}-{Path(source).name or 'list'}"
+        path.write_text("".join(f"{u}\n" for u in urls), encoding="utf-8")
+        print(f"feedcensus replay: seeds of {source or '(unnamed)'} replayed from {path}", file=sys.stderr)
+        seeds.append(str(path))
+    return seeds, inputs.opml, inputs.urls
+
+
+def replay_settings(index: Any, settings: Any) -> None:
+    settings.set("FEEDCENSUS_REPLAY", index, priority="cmdline")
+    for name, value in REPLAY_SETTINGS.items():
+        settings.set(name, value, priority="cmdline")
+    robots = index.info.get("robots")
+    if robots in ("obey", "ignore"):  # as the crawl did (its warcinfo record says), unless -s says otherwise
+        settings.set("ROBOTSTXT_OBEY", robots == "obey", priority="cmdline")
+
+
+def describe(index: Any) -> str:
+    files = len(index.files)
+    return f"{index.records} records in {files} file{'s' if files != 1 else ''}, {index.bytes / 1e6:.1f} MB"
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    settings = checked_settings(args)
+    if args.warc:
+        raise fail("--warc: a replay writes no archive (its rows point at the records it replays)")
+    if not args.out:
+        raise fail("--out is required")
+    index = load_index(args.archives)
+    for where in sorted(index.cut, key=lambda w: (w.filename, w.offset)):
+        print(
+            f"feedcensus replay: {where.filename}: the record at {where.offset} is cut short; its URL is recorded "
+            "as network_error",
+            file=sys.stderr,
+        )
+    if args.seeds or args.opml or args.url:
+        check_given_inputs(args, settings)
+    print(f"feedcensus replay: {describe(index)}", file=sys.stderr)
+    replay_settings(index, settings)
+    settings = crawl_settings(args, settings)
+    with tempfile.TemporaryDirectory(prefix="feedcensus-replay-") as folder:
+        if args.seeds or args.opml or args.url:
+            seeds, opml, urls = list(args.seeds or []), list(args.opml or []), list(args.url or [])
+        else:
+            seeds, opml, urls = archive_inputs(index, Path(folder))
+        result = crawl(args, settings, seeds=seeds, opml=opml, urls=urls)
+    print_summary(result, settings)
+    stats = result.stats
+    print(
+        f"replay: {stats.get('feedcensus/replay/records', 0)} records served, "
+        f"{stats.get('feedcensus/outcome/not_archived', 0)} URLs not in the archive",
+        file=sys.stderr,
+    )
+    code, line = exit_status(result, args, settings)
+    if line:
+        print(f"feedcensus replay: {' '.join(line.split())}", file=sys.stderr)
+    return code

@@ -1,0 +1,61 @@
+"""The census over a web archive's records (``feedcensus commoncrawl``): the same parse, other inputs.
+
+Its inputs are rows of an archive's index (:mod:`crawler.archive.ccindex`): each becomes a Range
+request for one record of a WARC file (:func:`crawler.requests.archive_record_request`), an
+ordinary Scrapy request, so retries, politeness towards the archive host, ``fetch_log`` and the
+distributed frontier apply unchanged. ``ArchiveRecordMiddleware`` turns the answer into the
+archived response (its URL, status, headers, body and fetch time); from there on it is the census
+spider's: feeds go to the item pipelines, pages to autodiscovery (their links recorded, not
+followed: the archive is the web here), a failure's row is about the URL the record holds.
+On a distributed frontier, ``feedcensus worker`` processes (the census spider) take these requests too.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from crawler.archive.ccindex import IndexRow
+from crawler.requests import archive_record_request
+from crawler.spiders.census import CensusSpider
+from schemas.items import FetchContext
+from schemas.vocab import Expect, Via
+
+#: Common Crawl's public HTTPS endpoint for its WARC files.
+COMMON_CRAWL_BASE = "https://data.commoncrawl.org/"
+
+
+def record_url(base: str, warc_filename: str) -> str:
+    """The URL of a WARC file under ``base`` (``crawl-data/CC-MAIN-.../x.warc.gz`` joined as a path)."""
+    return base.rstrip("/") + "/" + posixpath.normpath(warc_filename).lstrip("/")
+
+
+class ArchiveSpider(CensusSpider):
+    name = "census-archive"
+
+    def __init__(self, records: Iterable[IndexRow] = (), archive_base: str = COMMON_CRAWL_BASE, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.records = list(records)
+        self.archive_base = archive_base
+
+    async def start(self) -> AsyncIterator[Any]:
+        host = urlsplit(self.archive_base).hostname
+        # The archive host is the user's choice: trusted (and shared with a distributed job's workers).
+        for out in self.started({host} if host else set(), len(self.records), self._record_requests()):
+            yield out
+
+    def _record_requests(self) -> Iterator[Any]:
+        for row in self.records:
+            kind = Expect.FEED if row.kind == "feed" else Expect.PAGE
+            ctx = FetchContext(via=Via.ARCHIVE, source=row.warc_filename, depth=0, kind=kind)
+            yield archive_record_request(
+                record_url(self.archive_base, row.warc_filename),
+                row.offset,
+                row.length,
+                row.url,
+                ctx,
+                callback=self.parse,
+                errback=self.on_error,
+            )
