@@ -154,3 +154,42 @@ def test_an_index_with_no_feed_record_is_refused(tmp_path: Path) -> None:
     )
     proc = run_cli("commoncrawl", "--index", str(index), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2 and "no row of the index is a feed record" in proc.stderr
+
+
+def test_a_coordinator_and_a_worker_share_the_records_on_a_frontier(archived: dict[str, Any], tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+    from tests.redisserver import RedisServer
+
+    out = tmp_path / "shared"
+    with RedisServer(tmp_path / "redis") as redis, RangeServer(archived["warc"]) as server:
+        common = ["--out", str(out), "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5"]
+        coordinator = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "commoncrawl", "--index", str(archived["index"]),
+             "--archive-base", server.url, "--job-id", "ccd", "--frontier", redis.url, "--pages", "100", *common],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        join = ""
+        assert coordinator.stderr is not None
+        for line in coordinator.stderr:  # the first lines: the records, then how workers join
+            if "more workers join with" in line:
+                join = line.split("more workers join with ", 1)[1].strip()
+                break
+        assert "-s FEEDCENSUS_FOLLOW_LINKS=False -s FEEDCENSUS_REFLEXIVE=False" in join, join
+        worker_args = join.removeprefix("feedcensus ").split()
+        worker = subprocess.run(
+            [sys.executable, "-m", "crawler.cli", *worker_args, "-s", "AUTOTHROTTLE_ENABLED=False",
+             "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5"],
+            cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        coordinator.communicate(timeout=300)
+    assert coordinator.returncode == 0 and worker.returncode == 0, worker.stderr[-2000:]
+    feeds = read_table(out, "feeds").to_pylist()
+    live = {r["final_url"]: r for r in read_table(archived["live"], "feeds").to_pylist()}
+    assert sorted(r["url"] for r in feeds) == sorted(live)  # every record once, whichever process read it
+    for row in feeds:
+        assert {f: row[f] for f in FEED_FACTS} == {f: live[row["url"]][f] for f in FEED_FACTS}
+    assert not any(link["followed"] for link in read_table(out, "links").to_pylist())
+    assert len(read_table(out, "workers").to_pylist()) == 2

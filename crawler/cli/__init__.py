@@ -176,6 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the WARC files are (default: Common Crawl's public endpoint)",
     )
     crawl_options(cc)
+    cc.add_argument(
+        "--frontier",
+        metavar="REDIS_URL",
+        help="share the records with `feedcensus worker` processes on a Redis frontier (docs/common-crawl.md)",
+    )
     cc.set_defaults(func=cmd_commoncrawl)
 
     w = sub.add_parser("worker", help="join a distributed crawl: take requests from its frontier until the job ends")

@@ -20,6 +20,7 @@ from crawler.cli.crawl import (
     crawl_settings,
     exit_status,
     print_summary,
+    start_frontier,
 )
 from crawler.cli.errors import fail
 
@@ -30,6 +31,11 @@ ARCHIVE_SETTINGS: dict[str, Any] = {
     # A feed's channel page is not in the selection: reflexive autodiscovery would fetch it live.
     "FEEDCENSUS_REFLEXIVE": False,
 }
+
+
+#: What every worker of a distributed census over an archive must be given (a worker runs the census
+#: spider with its own settings: nothing else tells it the job is an archive's).
+WORKER_OPTIONS = " ".join(f"-s {name}={value}" for name, value in ARCHIVE_SETTINGS.items())
 
 
 def read_rows(args: argparse.Namespace) -> list[Any]:
@@ -67,6 +73,8 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
         settings.set(name, value, priority="project")
     args.resume = None
     settings = crawl_settings(args, settings)
+    if args.frontier:
+        start_frontier(args.frontier, settings, WORKER_OPTIONS)
     feeds = sum(1 for r in rows if r.kind == "feed")
     print(f"archive records: {feeds} feeds, {len(rows) - feeds} pages, from {base}", file=sys.stderr)
     result = crawl(args, settings, spider=ArchiveSpider, records=rows, archive_base=base)

@@ -641,13 +641,26 @@ def print_summary(result: CrawlResult, settings: Any) -> None:
     print(f"{reason} in {clock(result.elapsed)}", file=sys.stderr)
 
 
-def worker_command(settings: Any) -> str:
-    """The command that joins this distributed job, as it may be shown (the password left out of the URL)."""
+def start_frontier(url: str, settings: Any, worker_options: str = "") -> None:
+    """Before a distributed job starts: the password warning, the frontier checked, the workers' command shown."""
+    job = settings.get("FEEDCENSUS_JOB_ID")
+    warn_password(url)
+    check_frontier(url, job)
+    print(f"distributed job {job}: more workers join with {worker_command(settings, worker_options)}", file=sys.stderr)
+
+
+def worker_command(settings: Any, options: str = "") -> str:
+    """The command that joins this distributed job, as it may be shown (the password left out of the URL).
+
+    ``options``: what every worker must be given too (``-s`` settings the job's census depends on).
+    """
     from crawler.frontier import PASSWORD_ENV, has_password, shareable_url
 
     url = str(settings.get("FEEDCENSUS_FRONTIER"))
     job, out = str(settings.get("FEEDCENSUS_JOB_ID")), str(settings.get("FEEDCENSUS_OUT"))
     command = f"feedcensus worker --frontier {shlex.quote(shareable_url(url))} --job {shlex.quote(job)} --out {shlex.quote(out)}"
+    if options:
+        command += f" {options}"
     if has_password(url) or os.environ.get(PASSWORD_ENV):
         command += f" (with the password in {PASSWORD_ENV})"
     return command
@@ -723,10 +736,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         write_state(args.resume, new_state)
     settings = crawl_settings(args, settings)
     if args.frontier:
-        job = settings.get("FEEDCENSUS_JOB_ID")
-        warn_password(args.frontier)
-        check_frontier(args.frontier, job)
-        print(f"distributed job {job}: more workers join with {worker_command(settings)}", file=sys.stderr)
+        start_frontier(args.frontier, settings)
     result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
     print_summary(result, settings)
     code, line = exit_status(result, args, settings)
