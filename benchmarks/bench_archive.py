@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -131,41 +130,34 @@ def by_index(sites: int) -> tuple[Measured, int, float]:
     return m, len(rows), sum(r["warc_record_length"] for r in rows) / max(len(rows), 1)
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sites", type=int, default=1000)
-    p.add_argument("--repeats", type=int, default=3)
-    args = p.parse_args(argv)
-
-    warc, _, crawl_cpu = capture(args.sites)
+def run(sites: int, repeats: int) -> str:
+    """Capture, reading, replay and the census over an index; the Markdown of all four."""
+    warc, _, crawl_cpu = capture(sites)
     mb = warc.stat().st_size / 1e6
     reads: dict[str, list[float]] = {"warcio": [], "fastwarc": [], "index (ours, fastwarc)": []}
     records = 0
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for name, fn in (("warcio", read_warcio), ("fastwarc", read_fastwarc), ("index (ours, fastwarc)", index_ours)):
             cpu, records = cpu_of(fn, warc)
             reads[name].append(cpu)
-    replays = [replay(warc, args.sites) for _ in range(args.repeats)]
-
-    print(
-        f"archive: {warc.name}, {mb:.1f} MB, {records} records; {args.sites} sites crawled in {crawl_cpu:.1f} s CPU\n"
-    )
+    replays = [replay(warc, sites) for _ in range(repeats)]
+    indexed = [by_index(sites) for _ in range(repeats)]
+    out = [f"archive: {mb:.1f} MB, {records} records; {sites} sites crawled with --warc in {crawl_cpu:.1f} s CPU\n"]
     base = median(reads["warcio"])
     rows: list[list[object]] = []
     for name, cpus in reads.items():
         cpu = median(cpus)
         rows.append([name, f"{cpu:.3f}", f"{mb / cpu:.0f}", f"{records / cpu:,.0f}", f"{base / cpu:.1f}x"])
-    print(md_table(["reading all records", "CPU s (median)", "MB/s per core", "records/s", "vs warcio"], rows))
-    print()
+    out.append(md_table(["reading all records", "CPU s (median)", "MB/s per core", "records/s", "vs warcio"], rows))
     cpu = median([m.cpu for m, _ in replays])
     wall = median([m.wall for m, _ in replays])
     served = replays[0][1]
-    print(
+    out.append(
         md_table(
             ["replay", "wall s", "CPU s", "MB/s per core", "records/s (wall)", "records/s per core", "CPU vs crawl"],
             [
                 [
-                    f"{args.sites} sites, {served} responses",
+                    f"{sites} sites, {served} responses",
                     f"{wall:.1f}",
                     f"{cpu:.1f}",
                     f"{mb / cpu:.2f}",
@@ -176,16 +168,13 @@ def main(argv: list[str] | None = None) -> None:
             ],
         )
     )
-    print(
-        f"\nreading is {median(reads['fastwarc']) / cpu:.1%} (fastwarc) or {base / cpu:.1%} (warcio) of a replay's CPU",
-        file=sys.stderr,
+    out.append(
+        f"Reading is {median(reads['fastwarc']) / cpu:.1%} (fastwarc) or {base / cpu:.1%} (warcio) of a replay's CPU."
     )
-    runs = [by_index(args.sites) for _ in range(args.repeats)]
-    cc_cpu = median([m.cpu for m, _, _ in runs])
-    cc_wall = median([m.wall for m, _, _ in runs])
-    _, fetched, mean_length = runs[0]
-    print()
-    print(
+    cc_cpu = median([m.cpu for m, _, _ in indexed])
+    cc_wall = median([m.wall for m, _, _ in indexed])
+    _, fetched, mean_length = indexed[0]
+    out.append(
         md_table(
             [
                 "commoncrawl (Range requests to 127.0.0.1)",
@@ -207,6 +196,15 @@ def main(argv: list[str] | None = None) -> None:
             ],
         )
     )
+    return "\n\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sites", type=int, default=1000)
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    print(run(args.sites, args.repeats))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 from common import BENCH_DIR, machine_lines, md_table
 
 RESULTS = BENCH_DIR / "RESULTS.md"
-SECTIONS = ["parse", "crawl", "memory", "peer", "incremental", "distributed"]
+SECTIONS = ["parse", "crawl", "memory", "peer", "incremental", "distributed", "capture", "archive"]
 TITLES = {
     "parse": "1. Parse path vs peers and the lxml limit",
     "crawl": "2. Crawl throughput vs raw Scrapy",
@@ -29,6 +29,8 @@ TITLES = {
     "peer": "4. Against the peer survey tool",
     "incremental": "5. What a re-crawl costs (issue 12)",
     "distributed": "6. Distributed crawls: one Redis frontier, one and two processes (issue 13)",
+    "capture": "7a. What WARC capture costs a crawl (issue 14)",
+    "archive": "7b. Reading archives: WARC readers, replay, and the census over an index (issue 14)",
 }
 
 ANALYSIS = {
@@ -98,39 +100,39 @@ than the 28-day window, so each one's next fetch is `--max-interval` (24 h) afte
 a `not_due` row saying so.
 """,
     "distributed": """\
-Coordinator + worker: the worker joins within seconds (column "spider opened after": once the
-coordinator has shared its input hosts) but finds almost nothing to do. The coordinator queues its
-inputs only as Scrapy asks for start requests, one per reactor turn while its downloader has room; on
-this loopback web a response takes well under a millisecond, the downloader never fills, and each input
-is popped again, by the coordinator itself, about as soon as it is pushed (`feedcensus status` polled
-through such a run showed 0 to 3 requests queued from start to end). The worker's pops find the queue
-empty and its engine waits before asking again, so it fetches a few percent of the requests at most
-(responses per process) and the pair runs at the coordinator's pace. On a real network latency fills
-the coordinator's downloader, Scrapy then reads the inputs without waiting, and they pile up for the
-workers: in the 1,000-site trial of docs/distributed.md (robots.txt on, whose fetches hold the
-downloader the same way) 923 requests were queued 5 s in and the worker made 31 % of the requests.
+Coordinator + worker: the coordinator first queues every input (its scheduler takes nothing from the
+frontier until `start()` is exhausted), then crawls like any worker, so the worker finds the queue
+full as soon as it joins and the two split the requests about evenly (responses per process). Before
+this, Scrapy's lazy start loop had the coordinator push each input and pop it back at once on a fast
+web: the worker made 1-3 % of the requests and the pair ran at 0.95x one coordinator.
 
-Two workers on a seeded job (every seed queued beforehand, as a coordinator on a slower web would):
-the frontier shares the work evenly (responses per process), and the ratio is what two processes reach
-on this machine's 2 cores, shared with redis-server, the web server and each process's start-up. Each
-crawl process is CPU-bound on one core (benchmark 2); the "cores kept busy" line shows how close a run
-came to using the whole machine. The machine may be shared, and the pairs line shows each pair with its
-load averages and CPU per response: a single-worker run slowed by other load (more CPU per response,
-a higher load average before it) flatters its pair's ratio. With a core per worker the next limit is
-Redis, which spends about 0.2 ms of CPU per response.
+Two workers on a seeded job (every seed queued beforehand): the frontier shares the work evenly, and
+the ratio is what two processes reach on this machine's 2 cores, shared with redis-server, the web
+server and each process's start-up. Each crawl process is CPU-bound on one core (benchmark 2); the
+"cores kept busy" line shows how close a run came to using the whole machine. The machine may be
+shared: the load averages and CPU per response of each run are in the table, and a run slowed by
+other load (more CPU per response, a higher load average before it) moves its pair's ratio.
 
-One process on a frontier: a worker on a seeded job comes within about 10 % of the plain crawl; the
-coordinator is slower ("frontier / plain") because its seeds go through Scrapy's start loop one
-reactor turn each, each pushed to Redis and popped back (a cProfile of a 3,000-site coordinator:
-3,001 turns of the start loop, 3,000 pops that found the queue empty, 37 % more main-thread time than
-a worker doing the same crawl).
-
-Redis: most commands run inside the frontier's Lua scripts (one `evalsha` per push, pop or release
-batch); a worker makes about 1.5 round trips per response, a coordinator about 2.5. A queued request
-costs about 650 bytes of Redis memory: ~545 for the queue entry (the URL, then the request as JSON:
-~380 bytes, mostly Scrapy's empty defaults: headers, cookies, body, flags, cb_kwargs) and ~90 for its
-fingerprint in the duplicate filter, which stays after the request is consumed. jemalloc's size classes
-make the loopback URLs and the longer "typical" ones cost the same.
+One process on a frontier comes within about 10 % of the plain crawl: each response costs a pop (one
+Lua script: the lease), the push of the requests it makes, and a release batch per commit. Redis:
+most commands run inside the frontier's Lua scripts (one `evalsha` per push, pop or release batch).
+A queued request costs Redis memory for its queue entry (the URL, then the request as JSON, with
+Scrapy's defaults and the URL left out) and about 90 bytes for its fingerprint in the duplicate
+filter, which stays after the request is consumed.
+""",
+    "capture": """\
+The WARC writer compresses each record (zlib level 6, one gzip member per record, so a record can be
+read alone) and computes its SHA-1 digests on the crawl's reactor thread; that is the CPU the ratio
+shows. The archive is about a quarter of the bytes received: the loopback web's HTML and feeds
+compress well, as real ones do.
+""",
+    "archive": """\
+fastwarc (a compiled reader) reads the records about four times faster than warcio, and a replay's
+index (every record's headers, read once before it starts) costs a fraction of a second per 30 MB. A
+replay is the census without the network: its CPU is what parsing, tallying, checking and writing
+cost, below the live crawl's (no sockets, no TLS, no DNS), on one core. The census over an index
+fetches each record alone by a Range request; its CPU per record is what docs/common-crawl.md turns
+into the cost of a full Common Crawl survey.
 """,
 }
 
@@ -222,6 +224,25 @@ def _run_distributed(only: list[str], quick: bool, blocks: dict[str, str], targe
     targets["distributed"] = d.targets
 
 
+def _run_capture(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    import bench_capture
+
+    print("== 7a. capture", file=sys.stderr, flush=True)
+    sites = 500 if quick else 2000
+    text = bench_capture.markdown(bench_capture.run(sites, 1 if quick else 3), sites)
+    print(text)
+    blocks["capture"] = section_block("capture", text, _stamp(quick))
+
+
+def _run_archive(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    import bench_archive
+
+    print("== 7b. archive", file=sys.stderr, flush=True)
+    text = bench_archive.run(500 if quick else 2000, 1 if quick else 3)
+    print(text)
+    blocks["archive"] = section_block("archive", text, _stamp(quick))
+
+
 def _run_peer(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
     import bench_peer
 
@@ -238,6 +259,8 @@ RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets
     ({"peer"}, _run_peer),
     ({"incremental"}, _run_incremental),
     ({"distributed"}, _run_distributed),
+    ({"capture"}, _run_capture),
+    ({"archive"}, _run_archive),
 ]
 
 
