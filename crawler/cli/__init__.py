@@ -149,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--url", action="append", metavar="URL", help="instead of the archive's own inputs: a URL in the archive"
     )
     crawl_options(rp)
+    rp.add_argument(
+        "--frontier",
+        metavar="REDIS_URL",
+        help="share the replay with `feedcensus worker --replay` processes on a Redis frontier (one core each)",
+    )
     rp.set_defaults(func=cmd_replay)
 
     cc = sub.add_parser(
@@ -191,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the job's Redis frontier (the password from FEEDCENSUS_REDIS_PASSWORD)",
     )
     crawl_options(w, ("--job", "--job-id"), "the job to join (as `feedcensus crawl --frontier` named it)")
+    w.add_argument(
+        "--replay",
+        action="append",
+        metavar="WARC_OR_GLOB",
+        help="join a `feedcensus replay --frontier` job: serve responses from these WARC files (repeatable)",
+    )
     w.add_argument(
         "--wait",
         type=float,

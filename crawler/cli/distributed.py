@@ -36,6 +36,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     warn_password(args.frontier)
     check_job(args.frontier, args.job_id, args.wait)
     args.seeds, args.opml, args.url, args.resume = [], [], [], None
+    if args.replay:
+        from crawler.cli.replay import load_index, replay_settings
+
+        replay_settings(load_index(args.replay), settings)
     settings = crawl_settings(args, settings)
     check_frontier(args.frontier, args.job_id)
     result = crawl(args, settings)

@@ -11,6 +11,8 @@ without the waits that only spare a live server (AutoThrottle, the retry backoff
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +25,7 @@ from crawler.cli.crawl import (
     crawl_settings,
     exit_status,
     print_summary,
+    start_frontier,
 )
 from crawler.cli.errors import fail
 
@@ -99,6 +102,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     print(f"feedcensus replay: {describe(index)}", file=sys.stderr)
     replay_settings(index, settings)
     settings = crawl_settings(args, settings)
+    if args.frontier:
+        start_frontier(
+            args.frontier, settings, " ".join(f"--replay {shlex.quote(os.path.abspath(a))}" for a in args.archives)
+        )
     with tempfile.TemporaryDirectory(prefix="feedcensus-replay-") as folder:
         if args.seeds or args.opml or args.url:
             seeds, opml, urls = list(args.seeds or []), list(args.opml or []), list(args.url or [])
