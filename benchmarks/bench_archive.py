@@ -10,6 +10,8 @@ concurrency). Then, with the web server stopped:
 * **replay**: ``feedcensus replay`` of the archive into a fresh dataset (same options as the
   crawl), a subprocess: wall, CPU, MB of WARC per CPU-second (= per core: a replay is one
   process on one core) and records served per second. The crawl's own CPU is the same-run yardstick.
+* **replay on two processes**: ``replay --frontier`` and one ``worker --replay`` on a fresh
+  redis-server (``tests/redisserver.py``), side by side: wall of the pair vs one replay.
 * **commoncrawl**: an index of the capture's feed records (from its ``fetch_log``, in Common
   Crawl's columns), each record fetched by a Range request from a local server
   (``crawler/demo/rangeserver.py``): wall, CPU per record (docs/common-crawl.md turns it into the
@@ -96,6 +98,33 @@ def replay(warc: Path, sites: int) -> tuple[Measured, int]:
     return m, int(found.group(1))
 
 
+def replay_shared(warc: Path, sites: int) -> tuple[float, float, int]:
+    """``replay --frontier`` and one ``worker --replay`` side by side on a fresh redis-server:
+    (wall of the pair, CPU of both, responses the worker served)."""
+    from bench_distributed import _measure_all, redis_server
+
+    base = CRAWL_DIR / f"archive-n{sites}"
+    out = base / "replayed-shared"
+    shutil.rmtree(out, ignore_errors=True)
+    server = redis_server(base / "redis")
+    try:
+        common = ["--out", str(out), "--job-id", "shared", "--no-reflexive", *settings_args(CONCURRENCY)]
+        coordinator = [FEEDCENSUS, "replay", str(warc), "--frontier", server.url, "--log-file", str(base / "c.log")]
+        worker = [FEEDCENSUS, "worker", "--frontier", server.url, "--job", "shared", "--replay", str(warc)]
+        procs, wall = _measure_all(
+            [
+                ("coordinator", [*coordinator, *common], base / "c.log"),
+                ("worker", [*worker, "--log-file", str(base / "w.log"), "--wait", "120", *common], base / "w.log"),
+            ]
+        )
+    finally:
+        server.stop()
+    if any(p.m.returncode != 0 for p in procs):
+        raise SystemExit(f"the shared replay failed:\n{tail(procs[0].m.stderr)}\n{tail(procs[1].m.stderr)}")
+    found = re.search(r"responses: (\d+)", procs[1].m.stderr)
+    return wall, sum(p.m.cpu for p in procs), int(found.group(1)) if found else 0
+
+
 def by_index(sites: int) -> tuple[Measured, int, float]:
     """``feedcensus commoncrawl`` over an index of the capture's feed records, each fetched by a Range
     request from a local server: (the run, records fetched, mean record length in bytes)."""
@@ -141,6 +170,7 @@ def run(sites: int, repeats: int) -> str:
             cpu, records = cpu_of(fn, warc)
             reads[name].append(cpu)
     replays = [replay(warc, sites) for _ in range(repeats)]
+    shared = [replay_shared(warc, sites) for _ in range(repeats)]
     indexed = [by_index(sites) for _ in range(repeats)]
     out = [f"archive: {mb:.1f} MB, {records} records; {sites} sites crawled with --warc in {crawl_cpu:.1f} s CPU\n"]
     base = median(reads["warcio"])
@@ -170,6 +200,12 @@ def run(sites: int, repeats: int) -> str:
     )
     out.append(
         f"Reading is {median(reads['fastwarc']) / cpu:.1%} (fastwarc) or {base / cpu:.1%} (warcio) of a replay's CPU."
+    )
+    shared_wall = median([w for w, _, _ in shared])
+    out.append(
+        f"Replay on two processes (`replay --frontier` + one `worker --replay`, a fresh redis-server): "
+        f"{shared_wall:.1f} s wall, {median([c for _, c, _ in shared]):.1f} s CPU of both, the worker served "
+        f"{shared[0][2]} of the {served} responses; **{wall / shared_wall:.2f}x** one replay's rate."
     )
     cc_cpu = median([m.cpu for m, _, _ in indexed])
     cc_wall = median([m.wall for m, _, _ in indexed])
