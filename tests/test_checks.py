@@ -1076,6 +1076,30 @@ def test_rss1_rules_do_not_run_on_rss_090_or_an_unknown_vocabulary() -> None:
     assert {"rss1-about-missing", "rss1-missing-required"} <= {f.rule for f in run(as_rss1)}
 
 
+@pytest.mark.parametrize(
+    "date",
+    [
+        "Thu, 04 Oct 2007 23:59:45 GMT",  # universal
+        "Fri, 04 Oct 2007 23:59:45 GMT",  # universal, wrong weekday
+        "Thu, 04 Oct 2037 23:59:45 GMT",  # universal, in the future
+        "Thu, 04 Oct 2007 23:59:45 EST",  # valid, another zone
+        "  Thu,  04 Oct 2007 23:59:45 GMT ",  # extra space
+        "2007-10-04T23:59:45Z",  # not RFC 822
+    ],
+)
+def test_texts_and_dates_the_parser_read_are_reused_with_the_same_findings(date: str) -> None:
+    items = (
+        f"<item><title>T &amp; u</title><link>/rel</link><guid>g</guid><pubDate>{date}</pubDate>"
+        "<category>c</category></item>\n"
+    ) * 2
+    body = doc(after_items=items).encode()
+    noted = parse_feed(body, with_notes=True)
+    assert noted.notes is not None and noted.notes.leaf_texts and noted.notes.dates  # what the checks reuse
+    expected = check_feed(parse_feed(body).root, format="rss", body=body, now=NOW)
+    assert check_feed(noted.root, format="rss", body=body, now=NOW, notes=noted.notes) == expected
+    assert {"url-not-absolute", "guid-permalink-not-url"} <= {f.rule for f in expected}
+
+
 def test_rss1_with_the_parsers_notes_finds_the_same() -> None:
     body = rss1("<dc:subject>XML</dc:subject>", "<pubDate>x</pubDate>").replace("<name>s</name>", "").encode()
     plain = parse_feed(body)

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.document.dates import DATE_FORMS, _parse, _parse_general, parse_date, read_rfc822, without_comments
+from pipelines.document.dates import (
+    DATE_FORMS,
+    _build,
+    _parse,
+    _parse_general,
+    parse_date,
+    read_rfc822,
+    read_universal,
+    universal_instant,
+    universal_instant_of,
+    without_comments,
+)
 from schemas.vocab import DateForm
 
 OCT4 = datetime(2007, 10, 4, 23, 59, 45, tzinfo=UTC)
@@ -149,6 +160,30 @@ def test_universal_shortcut_agrees_with_the_general_reading(
 ) -> None:
     text = f"{wd}, {day if short_day else f'{day:02d}'} {mon} {year:04d} {hh:02d}:{mm:02d}:{ss:02d} {zone}"
     assert _parse(text) == _parse_general(text)
+    parts = read_universal(text)
+    assert universal_instant(text) == (None if parts is None else parts.instant())
+    assert universal_instant_of(text, parse_date(text)) == universal_instant(text)  # the checks reuse the parser's
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(st.integers(-1, 10000), st.sampled_from([1, 9999])),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 25),
+    st.integers(0, 61),
+    st.integers(0, 61),
+    st.one_of(st.integers(-1500, 1500), st.sampled_from([-1440, -1439, 0, 1439, 1440])),
+)
+def test_build_moves_to_utc_as_astimezone_does(y: int, mo: int, d: int, h: int, mi: int, sec: int, offset: int) -> None:
+    try:
+        zone = timezone(timedelta(minutes=offset))
+        expected: datetime | None = datetime(y, mo, d, h, mi, 59 if sec == 60 else sec, tzinfo=zone).astimezone(UTC)
+    except (ValueError, OverflowError):
+        expected = None
+    built = _build(y, mo, d, h, mi, sec, 0, offset)
+    assert built == expected
+    assert built is None or built.tzinfo is UTC
 
 
 @pytest.mark.parametrize("zone", ["A", "B", "I", "K", "M", "N", "Y", "a", "z", "Z"])

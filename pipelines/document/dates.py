@@ -69,13 +69,26 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 from schemas.vocab import DateForm
 
-__all__ = ["DATE_FORMS", "Rfc822DateTime", "parse_date", "read_rfc822", "read_universal", "without_comments"]
+__all__ = [
+    "DATE_FORMS",
+    "ParsedDate",
+    "Rfc822DateTime",
+    "parse_date",
+    "read_rfc822",
+    "read_universal",
+    "universal_instant",
+    "universal_instant_of",
+    "without_comments",
+]
+
+#: What :func:`parse_date` gives: (aware datetime in UTC or None, form or None).
+ParsedDate: TypeAlias = tuple[datetime | None, DateForm | None]
 
 #: Every date form, in the order :func:`parse_date` tries them.
 DATE_FORMS: tuple[DateForm, ...] = tuple(DateForm)
@@ -196,6 +209,33 @@ def read_universal(s: str) -> Rfc822DateTime | None:
     return parts if parts.is_real() else None
 
 
+def universal_instant(s: str) -> tuple[float, bool] | None:
+    """``read_universal(s).instant()``, or None where that is None, without making the parts.
+
+    The checks' common case (every item's pubDate): the day is read by ``datetime``, which
+    refuses what :meth:`Rfc822DateTime.is_real` refuses (see :func:`_universal_datetime`).
+    """
+    m = _UNIVERSAL_PARTS.fullmatch(s)
+    if m is None:
+        return None
+    dt = _universal_datetime(m)
+    if dt is None:
+        return None
+    return dt.timestamp(), dt.weekday() == _WEEKDAYS_CAP[m.group(1)]
+
+
+def universal_instant_of(s: str, parsed: ParsedDate) -> tuple[float, bool] | None:
+    """:func:`universal_instant` of ``s`` (stripped) from ``parsed``, what :func:`parse_date` gave for it.
+
+    The same answer without reading ``s`` again: ``parse_date`` gives the universal form exactly when
+    :func:`universal_instant` reads ``s``, and then the instant itself; the weekday is the first token.
+    """
+    dt, form = parsed
+    if form is not DateForm.RFC822_UNIVERSAL or dt is None:
+        return None
+    return dt.timestamp(), dt.weekday() == _WEEKDAYS_CAP[s[:3]]
+
+
 def read_rfc822(s: str) -> Rfc822DateTime | None:
     """``s`` (stripped, comments removed) read as an RFC 822 date-time; None when it is not a valid one.
 
@@ -252,7 +292,7 @@ def _zone_offset(zone: str) -> int | None:
 # ---------------------------------------------------------------- parse_date
 
 
-def parse_date(raw: str | None) -> tuple[datetime | None, DateForm | None]:
+def parse_date(raw: str | None) -> ParsedDate:
     """Parse a feed date; return ``(aware datetime in UTC or None, form)``.
 
     ``(None, None)`` for ``None`` or blank input. Never raises.
@@ -332,15 +372,23 @@ def _year(text: str) -> int:
 
 
 def _build(y: int, mo: int, d: int, h: int, mi: int, sec: int, micro: int, offset_min: int) -> datetime | None:
+    """The instant in UTC of a local time ``offset_min`` minutes east of UTC; None when ``datetime`` cannot hold it.
+
+    An offset of a day or more is refused, as ``timezone`` refuses it; the local time is moved to UTC by
+    subtracting the offset, which is what ``astimezone(UTC)`` does, without making a ``timezone``.
+    """
     if sec == 60:  # a leap second: keep the date, lose the second
         sec = 59
+    if not -_DAY_MINUTES < offset_min < _DAY_MINUTES:
+        return None
     try:
-        dt = datetime(
-            y, mo, d, h, mi, sec, micro, tzinfo=UTC if offset_min == 0 else timezone(timedelta(minutes=offset_min))
-        )
-        return dt if offset_min == 0 else dt.astimezone(UTC)
+        dt = datetime(y, mo, d, h, mi, sec, micro, tzinfo=UTC)
+        return dt if offset_min == 0 else dt - timedelta(minutes=offset_min)
     except (ValueError, OverflowError):
         return None
+
+
+_DAY_MINUTES = 24 * 60
 
 
 def _iso(m: re.Match[str]) -> datetime | None:

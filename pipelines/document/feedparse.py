@@ -165,7 +165,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from pipelines.document.dates import parse_date
+from pipelines.document.dates import ParsedDate, parse_date
 from pipelines.document.encoding import How, header_charset, is_wide, same_charset, xml_encoding
 from pipelines.document.identity import item_hashes
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
@@ -553,9 +553,15 @@ class TreeNotes:
     ``children``: for the channel and each item of an RSS document whose
     elements have no namespace, its element children with their names
     (:func:`schemas.namespaces.element_name`), in document order.
+
+    ``dates``: in such a document, each item date the parser read (its text,
+    stripped) and what :func:`~pipelines.document.dates.parse_date` gave for it.
+
+    ``leaf_texts``: in such a document, each element without children whose text
+    the parser read, and that text as in the document (restored, not stripped).
     """
 
-    __slots__ = ("_spans", "body", "children", "key", "source")
+    __slots__ = ("_spans", "body", "children", "dates", "key", "leaf_texts", "source")
 
     #: Every placeholder starts with this character: a text without it needs no :meth:`restore`.
     MARK = _LIFT_MARK
@@ -566,6 +572,8 @@ class TreeNotes:
         self.body = b""  # the document with placeholders, until parsed
         self._spans: list[tuple[int, int, int]] = []  # (start, end, newlines) of each section in source
         self.children: dict[Any, list[tuple[Any, str]]] = {}
+        self.dates: dict[str, ParsedDate] = {}
+        self.leaf_texts: dict[Any, str] | None = None  # None: not kept (the document is not such a one)
 
     def restore(self, text: str) -> str:
         """``text`` with every placeholder replaced by its section's text."""
@@ -756,17 +764,25 @@ def _valid_utf8_chars(section: bytes) -> bool:
 
 
 def _text(el: Any, notes: TreeNotes | None = None) -> str | None:
-    """The text of an element, children included, stripped; None when blank."""
+    """The text of an element, children included, stripped; None when blank.
+
+    The text of an element without children is noted in ``notes.leaf_texts`` when those are kept.
+    """
     if len(el):
         parts: list[str] = []
         _gather(el, parts)
         t = "".join(parts)
-    else:
-        t = el.text
-        if t is None:
-            return None
-    if notes is not None and _LIFT_MARK in t:
-        t = notes.restore(t)
+        if notes is not None and _LIFT_MARK in t:
+            t = notes.restore(t)
+        return t.strip() or None
+    t = el.text
+    if t is None:
+        return None
+    if notes is not None:
+        if _LIFT_MARK in t:
+            t = notes.restore(t)
+        if notes.leaf_texts is not None:
+            notes.leaf_texts[el] = t
     return t.strip() or None
 
 
@@ -913,6 +929,7 @@ class _Reader:
         "items",
         "items_with",
         "kids_of",
+        "known_dates",
         "last_date",
         "mode",
         "names",
@@ -930,6 +947,11 @@ class _Reader:
         self.items: list[Any] = []  # the item elements, in document order
         # the children the checks will walk again, with their names: only where they name them the same way
         self.kids_of = notes.children if notes is not None and rules.family == "rss" and not mode else None
+        # in those documents the checks also reuse the item dates parsed and the texts read (see TreeNotes)
+        self.known_dates: dict[str, ParsedDate] | None = None
+        if self.kids_of is not None and notes is not None:
+            self.known_dates = notes.dates
+            notes.leaf_texts = {}
         self.base = ""  # of the channel or item being read: its links are resolved against it
         self.dc_language: str | None = None  # the channel's, used when it has no language
         # of the item being read (set for each item by _read_item):
@@ -940,7 +962,7 @@ class _Reader:
         self.body: Any = None
         self.body_alt: Any = None
         # the last item date parsed, and what it gave
-        self.last_date: tuple[str, tuple[datetime | None, DateForm | None]] | None = None
+        self.last_date: tuple[str, ParsedDate] | None = None
 
 
 _T = TypeVar("_T", ParsedFeed, ParsedItem)
@@ -1493,6 +1515,8 @@ def _read_date(it: ParsedItem, r: _Reader) -> None:
             last = r.last_date
             if last is None or last[0] != raw:
                 last = r.last_date = (raw, parse_date(raw))
+                if r.known_dates is not None:
+                    r.known_dates[raw] = last[1]
             it.pub_date, it.date_form = last[1]
             return
 

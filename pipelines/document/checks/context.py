@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeAlias, cast
 
 from pipelines.document.checks.rules import RULE_ORDER, RULES, Finding
+from pipelines.document.dates import ParsedDate
 from schemas.namespaces import element_name
 
 if TYPE_CHECKING:
@@ -54,6 +55,16 @@ class Notes(Protocol):
     @property
     def children(self) -> Mapping[Element, list[tuple[Element, str]]]:
         """Element -> its element children and their names, where the parser kept them."""
+        ...
+
+    @property
+    def leaf_texts(self) -> Mapping[Element, str] | None:
+        """Element without children -> its text as in the document, for the texts the parser read (or None)."""
+        ...
+
+    @property
+    def dates(self) -> Mapping[str, ParsedDate]:
+        """Date text (stripped) -> what ``parse_date`` gave for it, for the dates the parser read."""
         ...
 
     def restore(self, text: str) -> str:
@@ -116,9 +127,11 @@ class Acc:
         "candidates",
         "children",
         "date_memo",
+        "dates",
         "failed",
         "future_limit",
         "hits",
+        "leaf_texts",
         "mark",
         "now",
         "restore",
@@ -135,8 +148,12 @@ class Acc:
         self.mark: str = "\x00" if notes is None else notes.MARK
         #: element -> its element children and their names, when the parser kept them
         self.children: Mapping[Element, list[tuple[Element, str]]] = {} if notes is None else notes.children
+        #: element without children -> its text, for those the parser read (not read again)
+        self.leaf_texts: Mapping[Element, str] = {} if notes is None or notes.leaf_texts is None else notes.leaf_texts
         self.future_limit: float | None = None  # see checks.datetimes
         self.date_memo: tuple[str, DateVerdict] | None = None  # the last date-time read, see checks.datetimes
+        #: the dates the parser read, with what it found (see checks.datetimes)
+        self.dates: Mapping[str, ParsedDate] = {} if notes is None else notes.dates
         self.candidates: list[tuple[Element, str, str]] = []  # (element, raw tag, scope) for the 3.1 byte check
 
     def add(self, rule: str, scope: str, example: str | None, count: int = 1) -> None:

@@ -16,12 +16,13 @@ A military zone is read as ``-0000`` (Universal Time), so such a date can be.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import NamedTuple
 
 from pipelines.document.checks.context import Acc, DateVerdict, Element
-from pipelines.document.dates import read_rfc822, read_universal, without_comments
+from pipelines.document.dates import ParsedDate, read_rfc822, universal_instant, universal_instant_of, without_comments
 
 __all__ = ["DATE_RULES", "DateAnalysis", "analyse_date", "check_date", "check_future", "date_verdict", "universal_date"]
 
@@ -41,15 +42,16 @@ class DateAnalysis(NamedTuple):
     timestamp: float | None  # seconds since the epoch, None when invalid
 
 
-def universal_date(value: str) -> tuple[float, bool] | None:
+def universal_date(value: str, known: Mapping[str, ParsedDate] = MappingProxyType({})) -> tuple[float, bool] | None:
     """(timestamp, weekday matches) for a valid date-time in a universal form, else None.
 
     The common case, read directly: when this returns a result,
     :func:`analyse_date` finds the date valid and universal, with no remark but
-    possibly the weekday.
+    possibly the weekday. ``known``: dates the parser has read (``Acc.dates``), not read again.
     """
-    parts = read_universal(value.strip())
-    return None if parts is None else parts.instant()
+    s = value.strip()
+    parsed = known.get(s)
+    return universal_instant(s) if parsed is None else universal_instant_of(s, parsed)
 
 
 def analyse_date(raw: str) -> DateAnalysis:
@@ -116,14 +118,14 @@ def _broken(d: DateAnalysis) -> tuple[str, ...]:
     return rules
 
 
-def date_verdict(value: str) -> DateVerdict:
+def date_verdict(value: str, known: Mapping[str, ParsedDate] = MappingProxyType({})) -> DateVerdict:
     """The 3.2 rules ``value`` breaks, and its timestamp (None when invalid).
 
     A value in a universal form is read by the shortcut, where only the
     weekday can be wrong (:func:`universal_date`); any other by
     :func:`analyse_date` and :data:`DATE_RULES`.
     """
-    universal = universal_date(value)
+    universal = universal_date(value, known)
     if universal is not None:
         timestamp, weekday_ok = universal
         return (() if weekday_ok else _WEEKDAY_ONLY), timestamp
@@ -140,7 +142,7 @@ def _verdict(acc: Acc, text: str) -> DateVerdict:
     memo = acc.date_memo
     if memo is not None and memo[0] == text:
         return memo[1]
-    verdict = date_verdict(text)
+    verdict = date_verdict(text, acc.dates)
     acc.date_memo = (text, verdict)
     return verdict
 

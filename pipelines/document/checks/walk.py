@@ -12,7 +12,8 @@ children once, in document order:
   text is not read;
 * any other child is a character-data element: a child element inside it is
   ``text-element-has-children`` (3.1), its text is read once (as in the
-  document, see ``context.text_of``), kept if it is the first of its name,
+  document, see ``context.text_of``; taken from ``Acc.leaf_texts`` when the
+  parser has read it already), kept if it is the first of its name,
   noted for the 3.1 byte check if it is plain text that contains "&", "<" or
   ">", and given to its ``text_rules`` (for an element the section names in
   ``later``, once the scopes around it are walked: see :func:`walk_inner`).
@@ -180,16 +181,18 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
     """
     scope, texts, elements = section.scope, section._texts, section._elements
     walk = Walk(scope, el, children(el, acc), parent)
-    seen, first_text, mark = walk.seen, walk.texts, acc.mark
+    seen, first_text, mark, read = walk.seen, walk.texts, acc.mark, acc.leaf_texts
     for child, name in walk.kids:
         seen[name] = seen.get(name, 0) + 1
         if (text_element := texts.get(name)) is not None:
-            if len(child):
-                text = _compound_text(acc, scope, child, name)
-            else:
-                text = child.text or ""
-                if mark in text:
-                    text = acc.restore(text)
+            text = read.get(child)  # as the parser read it (an element without children), if it did
+            if text is None:
+                if len(child):
+                    text = _compound_text(acc, scope, child, name)
+                else:
+                    text = child.text or ""
+                    if mark in text:
+                        text = acc.restore(text)
             first_text.setdefault(name, text)
             text_rules, plain, run_later = text_element
             if plain and ("&" in text or "<" in text or ">" in text):  # the characters 3.1 is about
