@@ -55,7 +55,7 @@ def archive_record_request(
     archive_url: str,
     offset: int,
     length: int,
-    record_url: str,
+    archived_url: str,
     ctx: FetchContext,
     *,
     callback: Callable[..., Any],
@@ -74,7 +74,7 @@ def archive_record_request(
         errback=errback,
         meta={CONTEXT_META_KEY: ctx},
         headers={"Range": f"bytes={offset}-{offset + length - 1}"},
-        cb_kwargs={"archived": {"url": record_url, "offset": offset, "length": length}},
+        cb_kwargs={"archived": {"url": archived_url, "offset": offset, "length": length}},
         dont_filter=True,
         priority=-ctx.depth,
     )

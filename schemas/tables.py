@@ -51,8 +51,8 @@ WARC_FIELDS: tuple[Field, ...] = (
     _f(
         "warc_filename",
         pa.string(),
-        "With --warc (or in a replay): the WARC file holding this response's record (its name, no folder); "
-        "null when not archived.",
+        "The WARC file holding this response's record: its name (crawl --warc, replay) or the path the archive "
+        "index gives (commoncrawl); null when not archived.",
     ),
     _f("warc_record_offset", pa.int64(), "Byte offset of the response record (one gzip member) in warc_filename."),
     _f("warc_record_length", pa.int64(), "Length in bytes of the response record's gzip member."),

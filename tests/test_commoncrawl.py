@@ -22,6 +22,7 @@ from crawler.demo.rangeserver import RangeServer
 from tests.conftest import demo_seeds_file, read_table, run_cli
 
 FEED_TYPE = "application/rss+xml"
+RSS_BODY = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://site.example/</link><description>d</description></channel></rss>'
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +135,9 @@ def test_a_bad_record_and_a_missing_file_are_recorded_not_fatal(archived: dict[s
     shifted = log["http://example.invalid/shifted"]
     assert shifted["outcome"] not in ("feed", "page") and "archive record" in shifted["error"]
     missing = log["http://example.invalid/missing"]
-    assert (missing["outcome"], missing["status"]) == ("http_error", 404) and "no-such.warc.gz" in missing["error"]
+    # The 404 is the archive host's, not the archived site's: no status, the error says it.
+    assert (missing["outcome"], missing["status"]) == ("http_error", None)
+    assert "404" in missing["error"] and "no-such.warc.gz" in missing["error"]
 
 
 def test_an_index_without_the_record_columns_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -153,7 +156,7 @@ def test_an_index_with_no_feed_record_is_refused(tmp_path: Path) -> None:
         "url,warc_filename,warc_record_offset,warc_record_length,content_mime_detected\nhttp://a/,x,0,10,image/png\n"
     )
     proc = run_cli("commoncrawl", "--index", str(index), "--out", str(tmp_path / "out"))
-    assert proc.returncode == 2 and "no row of the index is a feed record" in proc.stderr
+    assert proc.returncode == 2 and "no row of the index is a usable feed record" in proc.stderr
 
 
 def test_a_coordinator_and_a_worker_share_the_records_on_a_frontier(archived: dict[str, Any], tmp_path: Path) -> None:
@@ -193,3 +196,87 @@ def test_a_coordinator_and_a_worker_share_the_records_on_a_frontier(archived: di
         assert {f: row[f] for f in FEED_FACTS} == {f: live[row["url"]][f] for f in FEED_FACTS}
     assert not any(link["followed"] for link in read_table(out, "links").to_pylist())
     assert len(read_table(out, "workers").to_pylist()) == 2
+
+
+def archived_site(tmp_path: Path, pages: dict[str, tuple[int, dict[str, str], bytes]]) -> tuple[Path, Path]:
+    """A WARC with one response record per URL (status, headers, body) and its index; (WARC folder, index)."""
+    from datetime import UTC, datetime
+
+    from crawler.archive.warc import Exchange, WarcWriter
+
+    folder = tmp_path / "warc"
+    writer = WarcWriter(folder, job="site")
+    rows = []
+    for url, (status, headers, body) in pages.items():
+        where = writer.write(
+            Exchange(url, "GET", [], status, list(headers.items()), body, datetime(2026, 3, 1, tzinfo=UTC))
+        )
+        mime = headers.get("Content-Type", "text/html").split(";")[0]
+        rows.append(
+            {
+                "url": url,
+                "warc_filename": where.filename,
+                "warc_record_offset": where.offset,
+                "warc_record_length": where.length,
+                "content_mime_detected": mime,
+            }
+        )
+    writer.close()
+    index = tmp_path / "index.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), index)
+    return folder, index
+
+
+def test_an_archived_refresh_redirect_or_503_is_recorded_never_followed_or_retried(tmp_path: Path) -> None:
+    from crawler.demo.webserver import Route, Web, WebServer
+
+    probe = Web()
+    probe.add("/live", Route(b"<html>live</html>", headers={"Content-Type": "text/html"}))
+    with WebServer(probe) as live:
+        refresh = f'<html><head><meta http-equiv="refresh" content="0; url={live.url_for("/live")}"></head></html>'
+        rss = {"Content-Type": "application/rss+xml"}
+        folder, index = archived_site(
+            tmp_path,
+            {
+                "http://site.example/page": (200, {"Content-Type": "text/html"}, refresh.encode()),
+                "http://site.example/moved.xml": (301, {**rss, "Location": live.url_for("/live")}, b""),
+                "http://site.example/busy.xml": (503, {**rss, "Retry-After": "1"}, b"busy"),
+                "http://site.example/feed.xml": (200, rss, RSS_BODY),
+            },
+        )
+        with RangeServer(folder) as server:
+            proc = commoncrawl(server, index, tmp_path / "out", "--pages", "5")
+            ranges = [path for path, _ in server.requests if path != "/robots.txt"]
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert live.hits.get("/live", 0) == 0, "an archived redirect or refresh reached the live web"
+    assert len(ranges) == 4  # one request per record: nothing retried
+    log = by_url(tmp_path / "out", "fetch_log")
+    assert log["http://site.example/page"]["outcome"] == "page"
+    assert (log["http://site.example/moved.xml"]["outcome"], log["http://site.example/moved.xml"]["status"]) == (
+        "http_error",
+        301,
+    )
+    assert (log["http://site.example/busy.xml"]["outcome"], log["http://site.example/busy.xml"]["status"]) == (
+        "http_error",
+        503,
+    )
+    assert log["http://site.example/feed.xml"]["outcome"] == "feed"
+
+
+def test_index_rows_that_name_no_record_are_left_out_and_counted(tmp_path: Path) -> None:
+    index = tmp_path / "index.csv"
+    index.write_text(
+        "url,warc_filename,warc_record_offset,warc_record_length,content_mime_detected,content_mime_type\n"
+        "http://a.example/ok,x.warc.gz,0,10,application/rss+xml,\n"
+        "http://a.example/typed-by-server,x.warc.gz,10,10,,application/atom+xml\n"
+        "http://a.example/no-offset,x.warc.gz,,10,application/rss+xml,\n"
+        "http://a.example/text,x.warc.gz,abc,10,application/rss+xml,\n"
+        "http://a.example/half,x.warc.gz,1.5,10,application/rss+xml,\n"
+        "http://a.example/negative,x.warc.gz,-3,10,application/rss+xml,\n"
+        ",x.warc.gz,20,10,application/rss+xml,\n"
+    )
+    from crawler.archive.ccindex import read_index
+
+    chosen = read_index(str(index))
+    assert [r.url for r in chosen.rows] == ["http://a.example/ok", "http://a.example/typed-by-server"]
+    assert chosen.unusable == 5

@@ -243,3 +243,21 @@ def test_seeds_whose_file_is_gone_are_listed_anew(tmp_path: Path) -> None:
     assert inputs.seed_files == [str(kept)]
     assert inputs.seed_lists == [(gone, ["http://c.example/"])]
     assert (inputs.opml, inputs.urls) == ([], ["http://e.example/"])
+
+
+def test_a_warc_gzipped_as_one_stream_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Such a file reads from its start but no record can be read at its offset: said before anything runs."""
+    folder = tmp_path / "members"
+    writer = WarcWriter(folder, job="j")
+    for n in range(3):
+        writer.write(
+            Exchange(f"http://a.example/{n}", "GET", [], 200, [("Content-Type", "text/html")], b"<html></html>",
+                     datetime(2026, 1, 1, tzinfo=UTC))
+        )  # fmt: skip
+    [name] = writer.close()
+    one_stream = tmp_path / "one-stream.warc.gz"
+    one_stream.write_bytes(gzip.compress(gzip.decompress((folder / name).read_bytes())))
+    proc = run_cli("replay", str(one_stream), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert "gzip'd as one stream" in line and "recompress" in line

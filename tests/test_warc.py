@@ -235,3 +235,29 @@ def test_a_warc_file_that_cannot_be_written_stops_the_crawl_with_exit_3(tmp_path
     [name] = [p.name for p in warc.iterdir()]
     kinds = [kind for kind, _, _, _ in records(warc / name)]
     assert kinds[0] == "warcinfo" and "response" in kinds  # what was written before the failure reads back
+
+
+def test_credentials_on_a_request_are_never_archived(tmp_path: Path) -> None:
+    from scrapy import Request
+    from scrapy.http import Response
+    from scrapy.utils.test import get_crawler
+
+    from crawler.middlewares.warc import WarcCaptureMiddleware
+
+    crawler = get_crawler(settings_dict={"FEEDCENSUS_WARC_DIR": str(tmp_path), "FEEDCENSUS_JOB_ID": "j"})
+    capture = WarcCaptureMiddleware.from_crawler(crawler)
+    request = Request(
+        "http://a.example/feed.xml",
+        headers={
+            "Authorization": "Basic YWxpY2U6aHVudGVyMg==",
+            "Proxy-Authorization": "Basic YWxpY2U6aHVudGVyMg==",
+            "User-Agent": "feedcensus-test",
+        },
+    )
+    capture.process_response(request, Response(request.url, body=RSS, request=request))
+    capture.engine_stopped()
+    [name] = capture.writer.files
+    [(_, _, http, _)] = [r for r in records(tmp_path / name) if r[0] == "request"]
+    assert http.get_header("User-Agent") == "feedcensus-test"
+    assert http.get_header("Authorization") is None and http.get_header("Proxy-Authorization") is None
+    assert b"YWxpY2U6aHVudGVyMg" not in gzip.decompress((tmp_path / name).read_bytes())

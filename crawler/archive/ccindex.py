@@ -24,7 +24,7 @@ REQUIRED: Final = ("url", "warc_filename", "warc_record_offset", "warc_record_le
 MIME_COLUMNS: Final = ("content_mime_detected", "content_mime_type")
 
 
-class ArchiveIndexError(Exception):
+class IndexRowsError(Exception):
     """An index that cannot be read or lacks a required column (one line)."""
 
 
@@ -38,12 +38,31 @@ class IndexRow:
     kind: str  # "feed" or "page"
 
 
-def read_index(source: str, *, pages: int = 0, where: str | None = None) -> list[IndexRow]:
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The rows chosen, and how many chosen rows were left out as unusable."""
+
+    rows: list[IndexRow]
+    #: Rows with no URL or file name, or an offset or length that is not a whole number >= 0 (> 0).
+    unusable: int
+
+
+#: SQL: a row that names a record (its offset and length read as whole numbers where they are not).
+_USABLE = (
+    "url IS NOT NULL AND warc_filename IS NOT NULL "
+    "AND TRY_CAST(warc_record_offset AS BIGINT) >= 0 AND TRY_CAST(warc_record_length AS BIGINT) > 0 "
+    "AND TRY_CAST(warc_record_offset AS DOUBLE) = TRY_CAST(warc_record_offset AS BIGINT) "
+    "AND TRY_CAST(warc_record_length AS DOUBLE) = TRY_CAST(warc_record_length AS BIGINT)"
+)
+
+
+def read_index(source: str, *, pages: int = 0, where: str | None = None) -> Selection:
     """The feed records of ``source`` (every row when it has no MIME column), then ``pages`` HTML rows.
 
     ``where`` is an extra SQL condition on the index's columns (DuckDB syntax), e.g.
-    ``url_host_tld = 'de'``. Pages are a deterministic sample: the rows with the smallest hash of
-    their URL. Rows are in index order (feeds) and hash order (pages).
+    ``url_host_tld = 'de'``. Pages are a sample fixed by the data (for one DuckDB version): the rows
+    with the smallest hash of their URL. Rows are in index order (feeds) and hash order (pages). A
+    row's MIME type is ``content_mime_detected``, or ``content_mime_type`` where that is null.
     """
     con = duckdb.connect()
     try:
@@ -51,16 +70,18 @@ def read_index(source: str, *, pages: int = 0, where: str | None = None) -> list
         columns = set(relation.columns)
         missing = [c for c in REQUIRED if c not in columns]
         if missing:
-            raise ArchiveIndexError(f"{source}: the index lacks the column(s) {', '.join(missing)}")
-        mime = next((c for c in MIME_COLUMNS if c in columns), None)
+            raise IndexRowsError(f"{source}: the index lacks the column(s) {', '.join(missing)}")
+        present = [c for c in MIME_COLUMNS if c in columns]
+        mime = f"coalesce({', '.join(present)})" if present else None
         extra = f"({where})" if where else "true"
-        feeds = _select(relation, mime, f"{_is(mime, FEED_TYPES)} AND {extra}", "feed")
-        sample = []
+        feeds = f"{_is(mime, FEED_TYPES)} AND {extra}"
+        rows = _select(relation, mime, f"{feeds} AND {_USABLE}", "feed")
+        [(unusable,)] = relation.filter(f"{feeds} AND NOT coalesce({_USABLE}, false)").aggregate("count(*)").fetchall()
         if pages and mime is not None:
-            sample = _select(relation, mime, f"{_is(mime, PAGE_TYPES)} AND {extra}", "page", sample=pages)
-        return feeds + sample
+            rows += _select(relation, mime, f"{_is(mime, PAGE_TYPES)} AND {extra} AND {_USABLE}", "page", sample=pages)
+        return Selection(rows, int(unusable))
     except duckdb.Error as exc:
-        raise ArchiveIndexError(f"{source}: {' '.join(str(exc).split())}") from None
+        raise IndexRowsError(f"{source}: {' '.join(str(exc).split())}") from None
     finally:
         con.close()
 
@@ -77,15 +98,17 @@ def _is(mime: str | None, types: tuple[str, ...]) -> str:
     if mime is None:
         return "true"
     listed = ", ".join(f"'{t}'" for t in types)
-    return f"lower(split_part({mime}, ';', 1)) IN ({listed})"
+    return f"coalesce(lower(split_part({mime}, ';', 1)) IN ({listed}), false)"
 
 
 def _select(
     relation: duckdb.DuckDBPyRelation, mime: str | None, condition: str, kind: str, *, sample: int = 0
 ) -> list[IndexRow]:
     chosen = relation.filter(condition).project(
-        f"url, warc_filename, warc_record_offset, warc_record_length, {mime if mime is not None else 'NULL'}"
+        "CAST(url AS VARCHAR) AS url, CAST(warc_filename AS VARCHAR) AS warc_filename, "
+        "CAST(warc_record_offset AS BIGINT) AS warc_record_offset, "
+        f"CAST(warc_record_length AS BIGINT) AS warc_record_length, {mime if mime is not None else 'NULL'} AS mime"
     )
     if sample:
         chosen = chosen.order("hash(url)").limit(sample)
-    return [IndexRow(str(u), str(f), int(o), int(n), m, kind) for u, f, o, n, m in chosen.fetchall()]
+    return [IndexRow(u, f, o, n, m, kind) for u, f, o, n, m in chosen.fetchall()]

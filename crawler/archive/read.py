@@ -168,6 +168,12 @@ def _index_file(fh: BinaryIO, name: str, index: ArchiveIndex) -> int:
     count = 0
     for record in ArchiveIterator(fh, parse_http=False):
         offset = record.stream_pos
+        if pending is not None and offset <= pending[0]:
+            # Records do not move forward in the file: it is gzip'd as one stream, which cannot be read at an offset.
+            raise ArchiveError(
+                f"{name}: gzip'd as one stream, not one gzip member per record, so no record can be read at its "
+                "offset; recompress it (warcio recompress IN OUT)"
+            )
         if record.record_type == WarcRecordType.warcinfo and not index.info:
             block = record.reader.read()
             index.info = warcinfo_fields(block)
@@ -315,11 +321,11 @@ def read_record(raw: bytes, where: Location) -> ArchivedResponse:
         protocol=protocol,
         ip_address=headers.get("WARC-IP-Address"),
         location=where,
-        fetched_at=warc_date(headers.get("WARC-Date")),
+        fetched_at=parse_warc_date(headers.get("WARC-Date")),
     )
 
 
-def warc_date(text: str | None) -> datetime | None:
+def parse_warc_date(text: str | None) -> datetime | None:
     """A ``WARC-Date`` (ISO 8601, UTC, ``Z``; seconds or a fraction) as an aware datetime; None if unreadable."""
     if not text:
         return None

@@ -131,7 +131,7 @@ class WarcWriter:
 
     def _records(self, exchange: Exchange) -> tuple[Any, Any]:
         build = self._builder
-        date = warc_date(exchange.fetched_at)
+        date = format_warc_date(exchange.fetched_at)
         response_fields = {"WARC-Date": date}
         if exchange.ip_address:
             response_fields["WARC-IP-Address"] = exchange.ip_address
@@ -224,7 +224,7 @@ class WarcWriter:
         return len(member)
 
 
-def warc_date(when: datetime) -> str:
+def format_warc_date(when: datetime) -> str:
     """WARC 1.1's WARC-Date: UTC, ISO 8601 with microseconds."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 

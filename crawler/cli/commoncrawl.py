@@ -39,17 +39,23 @@ WORKER_OPTIONS = " ".join(f"-s {name}={value}" for name, value in ARCHIVE_SETTIN
 
 
 def read_rows(args: argparse.Namespace) -> list[Any]:
-    from crawler.archive.ccindex import ArchiveIndexError, read_index
+    from crawler.archive.ccindex import IndexRowsError, read_index
 
     if args.pages < 0:
         raise fail("--pages takes a count of 0 or more")
     try:
-        rows = read_index(args.index, pages=args.pages, where=args.where)
-    except ArchiveIndexError as exc:
+        chosen = read_index(args.index, pages=args.pages, where=args.where)
+    except IndexRowsError as exc:
         raise fail(str(exc)) from None
-    if not rows:
-        raise fail(f"{args.index}: no row of the index is a feed record (or matches --where)")
-    return rows
+    if chosen.unusable:
+        print(
+            f"feedcensus commoncrawl: {args.index}: {chosen.unusable} feed rows left out (no URL or file name, "
+            "or an offset or length that is not a whole number)",
+            file=sys.stderr,
+        )
+    if not any(row.kind == "feed" for row in chosen.rows):
+        raise fail(f"{args.index}: no row of the index is a usable feed record (or matches --where)")
+    return chosen.rows
 
 
 def check_base(url: str) -> str:
@@ -67,6 +73,8 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
     settings = checked_settings(args)
     if not args.out:
         raise fail("--out is required")
+    if args.warc:
+        raise fail("--warc: the census over an archive writes no archive (its rows name the records it read)")
     base = check_base(args.archive_base)
     rows = read_rows(args)
     for name, value in ARCHIVE_SETTINGS.items():

@@ -53,7 +53,7 @@ def load_index(patterns: list[str]) -> Any:
         raise fail(str(exc)) from None
 
 
-def archive_inputs(index: Any, folder: Path) -> tuple[list[str], list[str], list[str]]:
+def replay_inputs(index: Any, folder: Path) -> tuple[list[str], list[str], list[str]]:
     """The seeds files, OPML inputs and URLs of the crawl that wrote the archive; seed lists whose
     file is gone are written into ``folder``."""
     from crawler.archive.inputs import archive_inputs as choose
@@ -110,7 +110,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.seeds or args.opml or args.url:
             seeds, opml, urls = list(args.seeds or []), list(args.opml or []), list(args.url or [])
         else:
-            seeds, opml, urls = archive_inputs(index, Path(folder))
+            seeds, opml, urls = replay_inputs(index, Path(folder))
         result = crawl(args, settings, seeds=seeds, opml=opml, urls=urls)
     print_summary(result, settings)
     stats = result.stats

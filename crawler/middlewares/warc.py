@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Request headers never written to an archive (WARC files are made to be shared): credentials a proxy
+#: URL (HttpProxyMiddleware) or HTTP auth (HttpAuthMiddleware) put on the request.
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization"})
 #: The finish reason of a crawl stopped because its WARC files could not be written.
 WARC_ERROR = "warc_error"
 STAT_ERROR = "feedcensus/warc_error"
@@ -88,7 +91,9 @@ class WarcCaptureMiddleware:
     def process_response(self, request: Request, response: Response) -> Response:
         if self.error is not None:
             return response
-        headers = header_pairs(request.headers.items())
+        headers = [
+            (name, value) for name, value in header_pairs(request.headers.items()) if name.lower() not in SECRET_HEADERS
+        ]
         if not any(name.lower() == "host" for name, _ in headers):
             headers.insert(0, ("Host", urlsplit(request.url).netloc))  # Scrapy's HTTP client adds it when sending
         exchange = Exchange(

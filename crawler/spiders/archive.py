@@ -27,7 +27,7 @@ from schemas.vocab import Expect, Via
 COMMON_CRAWL_BASE = "https://data.commoncrawl.org/"
 
 
-def record_url(base: str, warc_filename: str) -> str:
+def warc_file_url(base: str, warc_filename: str) -> str:
     """The URL of a WARC file under ``base`` (``crawl-data/CC-MAIN-.../x.warc.gz`` joined as a path)."""
     return base.rstrip("/") + "/" + posixpath.normpath(warc_filename).lstrip("/")
 
@@ -51,7 +51,7 @@ class ArchiveSpider(CensusSpider):
             kind = Expect.FEED if row.kind == "feed" else Expect.PAGE
             ctx = FetchContext(via=Via.ARCHIVE, source=row.warc_filename, depth=0, kind=kind)
             yield archive_record_request(
-                record_url(self.archive_base, row.warc_filename),
+                warc_file_url(self.archive_base, row.warc_filename),
                 row.offset,
                 row.length,
                 row.url,

@@ -99,11 +99,14 @@ class CensusSpider(Spider):
         else:
             self.input_hosts = hosts
         self.crawler.stats.set_value("feedcensus/inputs", count)
-        if frontier is not None and count:
-            frontier.seeding_started()  # every input goes into the shared queue before this process takes one
-        yield from outputs
-        if frontier is not None and count:
-            frontier.seeded()  # a distributed job can end only once every input is in its frontier
+        if frontier is None or not count:
+            yield from outputs
+            return
+        frontier.seeding_started()  # every input goes into the shared queue before this process takes one
+        try:
+            yield from outputs
+        finally:
+            frontier.seeded()  # a distributed job ends only once every input is in its frontier (or seeding failed)
 
     def _start_outputs(self, inputs: Any) -> Iterator[Any]:
         dataset = self.dataset
@@ -216,7 +219,7 @@ class CensusSpider(Spider):
 
     def _opml_response(self, response: Response, ctx: FetchContext, record: FetchRecord) -> Iterator[Any]:
         doc = parse_opml(response.body, response.url)
-        opml_record = self._opml_record(
+        yield self._opml_record(
             record.url,
             response.url,
             doc,
@@ -225,12 +228,8 @@ class CensusSpider(Spider):
             bytes_=record.bytes,
             status=response.status,
             ctype=record.content_type,
+            **self._warc(response),
         )
-        opml_record.warc_filename = record.warc_filename
-        opml_record.warc_record_offset = record.warc_record_offset
-        opml_record.warc_record_length = record.warc_record_length
-        opml_record.fetched_at = record.fetched_at  # an archived response's own time (a replay)
-        yield opml_record
         if doc.ok:
             yield from self._expand_opml(doc, response.url, ctx)
 
@@ -249,14 +248,16 @@ class CensusSpider(Spider):
             bytes=len(response.body) if response is not None else None,
             **(self._warc(response) if response is not None else {}),
         )
-        if response is not None and status in RETRY_AFTER_STATUSES:
-            record.retry_after = header_text(response, b"Retry-After")
-            self._schedule_after_refusal(record)
         archived = request.cb_kwargs.get("archived")
         if archived:  # a web archive's record (feedcensus commoncrawl): the row is about the URL it holds
             record.url, record.final_url = archived["url"], None
             where = f"{request.url} bytes {archived['offset']}+{archived['length']}"
             record.error = f"{record.error or 'failed'} (archive record {where})"
+            if response is not None and response.url == request.url:
+                record.status = None  # the archive host's answer, not the archived site's (error says it)
+        if response is not None and status in RETRY_AFTER_STATUSES and record.status is not None:
+            record.retry_after = header_text(response, b"Retry-After")
+            self._schedule_after_refusal(record)
         yield record
 
     def _schedule_after_refusal(self, record: FetchRecord) -> None:
@@ -280,7 +281,9 @@ class CensusSpider(Spider):
         bytes_: int | None,
         status: int | None = None,
         ctype: str | None = None,
+        **archived: Any,
     ) -> FetchRecord:
+        """The list's own row (``archived``: where its response is archived, see ``_warc``)."""
         outcome, error = Outcome.OPML, None
         if not doc.ok:
             outcome, error = Outcome.NOT_FEED, one_line(doc.error)
@@ -298,6 +301,7 @@ class CensusSpider(Spider):
             depth=ctx.depth,
             content_type=ctype,
             bytes=bytes_,
+            **archived,
         )
 
     def _expand_opml(
