@@ -261,3 +261,27 @@ def test_a_warc_gzipped_as_one_stream_is_refused_in_one_line(tmp_path: Path) -> 
     assert proc.returncode == 2
     [line] = proc.stderr.strip().splitlines()
     assert "gzip'd as one stream" in line and "recompress" in line
+
+
+def test_seeds_whose_file_is_gone_keep_its_name_as_source(archived: dict[str, Any], tmp_path: Path) -> None:
+    seeds = archived["work"] / "seeds.txt"
+    moved = tmp_path / "elsewhere.txt"
+    seeds.rename(moved)
+    try:
+        out = tmp_path / "replayed"
+        proc = replay(str(archived["warc"] / "*.warc.gz"), "--out", str(out), "--job-id", JOB, *SEQUENTIAL)
+    finally:
+        moved.rename(seeds)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"seeds of {seeds} from the archive" in proc.stderr
+    live = {
+        r["url"]: r["source"]
+        for r in read_table(archived["live"], "fetch_log").to_pylist()
+        if r["discovered_via"] == "seed"
+    }
+    replayed = {
+        r["url"]: r["source"] for r in read_table(out, "fetch_log").to_pylist() if r["discovered_via"] == "seed"
+    }
+    assert live and set(live.values()) == {str(seeds)}
+    # Every seed the archive holds is replayed with its file's name (lines the crawl refused are not archived).
+    assert replayed and set(replayed.values()) == {str(seeds)} and set(replayed) <= set(live)

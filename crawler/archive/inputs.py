@@ -9,7 +9,7 @@ archive order, they go to the spider as seeds, OPML URLs and URLs again. Two mor
 * **A seeds file** is given to the spider as a file, and its path is the ``source`` of its rows.
   When the file the archive names still exists and lists every seed the archive holds for it, it is
   given again (the rows are then the crawl's, its unusable lines and its seeds that got no answer
-  included); otherwise the seeds are written into a new list (:attr:`ReplayInputs.seed_lists`).
+  included); otherwise the seeds are given as a list named by that file (:attr:`ReplayInputs.seed_lists`).
 * **A local OPML list** is read from disk, not fetched, so it has no record; its outlines are
   requests at depth 1 whose ``source`` is its path. It is given again when it is still there.
 
@@ -36,11 +36,11 @@ _OUTLINE_VIA = frozenset({Via.OPML, Via.OPML_PAGE, Via.INCLUDE})
 
 @dataclass
 class ReplayInputs:
-    """What a replay gives the spider: seeds files, seed lists to write first, OPML inputs and URLs."""
+    """What a replay gives the spider: seeds files, seed lists, OPML inputs and URLs."""
 
     #: Seeds files given again as they are (the crawl's own files, still on disk).
     seed_files: list[str] = field(default_factory=list)
-    #: Seeds to write into a new file each: (the file the crawl named, its seeds in archive order).
+    #: Seeds whose file is gone: (the file the crawl named, its seeds in archive order), given as they are.
     seed_lists: list[tuple[str, list[str]]] = field(default_factory=list)
     #: OPML inputs: URLs, and local lists still on disk.
     opml: list[str] = field(default_factory=list)

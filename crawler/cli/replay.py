@@ -14,8 +14,6 @@ import argparse
 import os
 import shlex
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from crawler.cli.crawl import (
@@ -53,21 +51,17 @@ def load_index(patterns: list[str]) -> Any:
         raise fail(str(exc)) from None
 
 
-def replay_inputs(index: Any, folder: Path) -> tuple[list[str], list[str], list[str]]:
-    """The seeds files, OPML inputs and URLs of the crawl that wrote the archive; seed lists whose
-    file is gone are written into ``folder``."""
-    from crawler.archive.inputs import archive_inputs as choose
+def replay_inputs(index: Any) -> tuple[list[str], list[tuple[str, list[str]]], list[str], list[str]]:
+    """The inputs of the crawl that wrote the archive: its seeds files (still on disk), seed lists (named
+    by the file they came from, which is gone), OPML inputs and URLs."""
+    from crawler.archive.inputs import archive_inputs
 
-    inputs = choose(index)
+    inputs = archive_inputs(index)
     if not inputs.count:
         raise fail("nothing to replay: the archives hold no response record (or no input request)")
-    seeds = list(inputs.seed_files)
-    for n, (source, urls) in enumerate(inputs.seed_lists):
-        path = folder / f"seeds-{n}-{Path(source).name or 'list'}"
-        path.write_text("".join(f"{u}\n" for u in urls), encoding="utf-8")
-        print(f"feedcensus replay: seeds of {source or '(unnamed)'} replayed from {path}", file=sys.stderr)
-        seeds.append(str(path))
-    return seeds, inputs.opml, inputs.urls
+    for source, urls in inputs.seed_lists:
+        print(f"feedcensus replay: {len(urls)} seeds of {source or '(unnamed)'} from the archive", file=sys.stderr)
+    return list(inputs.seed_files), list(inputs.seed_lists), inputs.opml, inputs.urls
 
 
 def replay_settings(index: Any, settings: Any) -> None:
@@ -106,12 +100,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         start_frontier(
             args.frontier, settings, " ".join(f"--replay {shlex.quote(os.path.abspath(a))}" for a in args.archives)
         )
-    with tempfile.TemporaryDirectory(prefix="feedcensus-replay-") as folder:
-        if args.seeds or args.opml or args.url:
-            seeds, opml, urls = list(args.seeds or []), list(args.opml or []), list(args.url or [])
-        else:
-            seeds, opml, urls = replay_inputs(index, Path(folder))
-        result = crawl(args, settings, seeds=seeds, opml=opml, urls=urls)
+    lists: list[tuple[str, list[str]]] = []
+    if args.seeds or args.opml or args.url:
+        seeds, opml, urls = list(args.seeds or []), list(args.opml or []), list(args.url or [])
+    else:
+        seeds, lists, opml, urls = replay_inputs(index)
+    result = crawl(args, settings, seeds=seeds, opml=opml, urls=urls, seed_lists=lists)
     print_summary(result, settings)
     stats = result.stats
     print(

@@ -9,13 +9,13 @@ they are private). No Scrapy here: the spider turns the result into requests.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from crawler.fetch.opml import OpmlDocument, parse_opml
-from crawler.fetch.seeds import read_seeds_file
+from crawler.fetch.seeds import SeedProblem, read_seeds, read_seeds_file
 from crawler.fetch.urls import check_url
 from schemas.items import FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
@@ -68,6 +68,11 @@ def _read_seeds(path: str, inputs: Inputs) -> None:
     except OSError as exc:
         inputs.problems.append(_input_error(path, one_line(f"cannot read seeds file: {exc}"), path, Via.SEED))
         return
+    _add_seeds(path, (urls, problems), inputs)
+
+
+def _add_seeds(path: str, read: tuple[list[str], list[SeedProblem]], inputs: Inputs) -> None:
+    urls, problems = read
     ctx = FetchContext(via=Via.SEED, source=path, depth=0, kind=Expect.PAGE)
     inputs.requests.extend((u, ctx) for u in urls)
     for p in problems:
@@ -94,11 +99,22 @@ def _named_urls(inputs: Inputs) -> Iterator[str]:
             yield from (u for u in (outline.xml_url, outline.html_url) if u)
 
 
-def read_inputs(seed_files: Iterable[str], opml_inputs: Iterable[str], urls: Iterable[str]) -> Inputs:
-    """Read every input; problems are records, never exceptions."""
+def read_inputs(
+    seed_files: Iterable[str],
+    opml_inputs: Iterable[str],
+    urls: Iterable[str],
+    seed_lists: Iterable[tuple[str, Sequence[str]]] = (),
+) -> Inputs:
+    """Read every input; problems are records, never exceptions.
+
+    ``seed_lists`` are seeds already read, each named by the file they came from (a replay gives
+    a crawl's seeds again when the file is gone): checked as a seeds file's lines are.
+    """
     inputs = Inputs()
     for path in seed_files:
         _read_seeds(path, inputs)
+    for name, lines in seed_lists:
+        _add_seeds(name, read_seeds("\n".join(lines)), inputs)
     for item in opml_inputs:
         _read_opml(item, inputs)
     url_ctx = FetchContext(via=Via.URL, source="input", depth=0, kind=Expect.ANY)

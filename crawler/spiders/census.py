@@ -66,12 +66,15 @@ class CensusSpider(Spider):
         seeds: str | Iterable[str] | None = None,
         opml: str | Iterable[str] | None = None,
         url: str | Iterable[str] | None = None,
+        seed_lists: Iterable[tuple[str, list[str]]] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.seed_files = as_list(seeds)
         self.opml_inputs = as_list(opml)
         self.urls = as_list(url)
+        #: Seeds already read, named by their file (a replay's, when the crawl's file is gone).
+        self.seed_lists = list(seed_lists)
         #: Hosts named in the inputs: allowed even when private (see NetworkSafetyMiddleware).
         self.input_hosts: set[str] = set()
 
@@ -82,7 +85,7 @@ class CensusSpider(Spider):
     # --- start ---------------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Any]:
-        inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls)
+        inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls, self.seed_lists)
         for out in self.started(inputs.hosts, inputs.count, self._start_outputs(inputs)):
             yield out
 
