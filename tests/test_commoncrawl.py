@@ -280,3 +280,23 @@ def test_index_rows_that_name_no_record_are_left_out_and_counted(tmp_path: Path)
     chosen = read_index(str(index))
     assert [r.url for r in chosen.rows] == ["http://a.example/ok", "http://a.example/typed-by-server"]
     assert chosen.unusable == 5
+
+
+def test_the_archive_spider_runs_as_a_scrapy_job(archived: dict[str, Any], tmp_path: Path) -> None:
+    """What scrapyd schedules: ``scrapy crawl census-archive -a index=...`` reads the index itself."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    out = tmp_path / "scrapy-out"
+    with RangeServer(archived["warc"]) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "scrapy", "crawl", "census-archive", "-a", f"index={archived['index']}",
+             "-a", f"archive_base={server.url}", "-s", f"FEEDCENSUS_OUT={out}", "-s", "FEEDCENSUS_FOLLOW_LINKS=False",
+             "-s", "FEEDCENSUS_REFLEXIVE=False", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=WARNING"],
+            cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    live = {r["final_url"] for r in read_table(archived["live"], "feeds").to_pylist()}
+    assert {r["url"] for r in read_table(out, "feeds").to_pylist()} == live

@@ -241,8 +241,9 @@ def outcomes(rows: list[dict[str, Any]], paths: set[str]) -> dict[str, set[str]]
 def test_deploy_and_three_scheduled_runs(scrapyd: Scrapyd, tmp_path: Path) -> None:
     started = time.monotonic()
     answer = deploy(scrapyd, tmp_path)
-    assert (answer["project"], answer["spiders"]) == ("feedcensus", 1), answer
-    assert scrapyd.call("listspiders.json", project="feedcensus")["spiders"] == ["census"]
+    assert (answer["project"], answer["spiders"]) == ("feedcensus", 2), answer
+    # The census, and the census over an archive's index (feedcensus commoncrawl's spider).
+    assert scrapyd.call("listspiders.json", project="feedcensus")["spiders"] == ["census", "census-archive"]
     assert scrapyd.call("listversions.json", project="feedcensus")["versions"] == [answer["version"]]
     # The egg: the project's code and the demo web, and the entry point scrapyd finds the settings by.
     (egg,) = (scrapyd.root / "eggs" / "feedcensus").glob("*.egg")

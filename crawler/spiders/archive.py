@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.archive.ccindex import IndexRow
+from crawler.archive.ccindex import IndexRow, read_index
 from crawler.requests import archive_record_request
 from crawler.spiders.census import CensusSpider
 from schemas.items import FetchContext
@@ -35,9 +35,23 @@ def warc_file_url(base: str, warc_filename: str) -> str:
 class ArchiveSpider(CensusSpider):
     name = "census-archive"
 
-    def __init__(self, records: Iterable[IndexRow] = (), archive_base: str = COMMON_CRAWL_BASE, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        records: Iterable[IndexRow] = (),
+        archive_base: str = COMMON_CRAWL_BASE,
+        index: str | None = None,
+        pages: int | str = 0,
+        where: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``records`` (``feedcensus commoncrawl`` reads and checks them first), or ``index``, ``pages`` and
+        ``where`` to read them here: ``scrapy crawl census-archive -a index=rows.parquet`` (a scrapyd job).
+        Such a run should set ``FEEDCENSUS_FOLLOW_LINKS=False`` and ``FEEDCENSUS_REFLEXIVE=False`` as the
+        command does."""
         super().__init__(**kwargs)
         self.records = list(records)
+        if index and not self.records:
+            self.records = read_index(index, pages=int(pages), where=where).rows  # IndexRowsError: the crawl fails
         self.archive_base = archive_base
 
     async def start(self) -> AsyncIterator[Any]:
