@@ -140,7 +140,9 @@ docs/common-crawl.md turns into the cost of a full Common Crawl survey. Its wall
 feedcensus's: the loopback Range server (Python's `http.server`, `crawler/demo/rangeserver.py`)
 answered Scrapy's requests at about 15 a second in some runs and ten times faster in others, with
 both processes idle in between (a py-spy dump showed the crawler waiting in epoll and the server in
-`serve_forever`); the cause was not found. Read the CPU column.
+`serve_forever`). It happens at 2 requests in flight to the one archive host (the project's
+`CONCURRENT_REQUESTS_PER_DOMAIN`): 400 records took 30 s at 2 and 4.2 s at 8. The cause was not
+found. Read the CPU column.
 """,
 }
 
