@@ -108,6 +108,16 @@ def crawl_options(
     p.add_argument("-s", "--set", action="append", metavar="NAME=VALUE", help="override a Scrapy or feedcensus setting")
 
 
+def frontier_option(p: argparse.ArgumentParser, what: str, workers: str, note: str) -> None:
+    """``--frontier``: a job's command that shares ``what`` with ``workers`` on a Redis frontier."""
+    p.add_argument(
+        "--frontier",
+        metavar="REDIS_URL",
+        help=f"share {what} with {workers} processes on a Redis frontier, redis://[USER@]HOST:PORT/DB "
+        f"(the password from FEEDCENSUS_REDIS_PASSWORD; {note})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="feedcensus", description="Find, crawl and measure RSS and Atom feeds.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -117,12 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--opml", action="append", metavar="FILE_OR_URL", help="OPML subscription list (repeatable)")
     c.add_argument("--url", action="append", metavar="URL", help="a feed, page or OPML URL (repeatable)")
     crawl_options(c)
-    c.add_argument(
-        "--frontier",
-        metavar="REDIS_URL",
-        help="share this crawl with `feedcensus worker` processes on a Redis frontier, redis://[USER@]HOST:PORT/DB "
-        "(docs/distributed.md; the password from FEEDCENSUS_REDIS_PASSWORD); the inputs go into it and this "
-        "process crawls too",
+    frontier_option(
+        c, "this crawl", "`feedcensus worker`", "docs/distributed.md; the inputs go into it, this process crawls too"
     )
     c.add_argument(
         "--resume",
@@ -149,11 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--url", action="append", metavar="URL", help="instead of the archive's own inputs: a URL in the archive"
     )
     crawl_options(rp)
-    rp.add_argument(
-        "--frontier",
-        metavar="REDIS_URL",
-        help="share the replay with `feedcensus worker --replay` processes on a Redis frontier (one core each)",
-    )
+    frontier_option(rp, "the replay", "`feedcensus worker --replay`", "one core each")
     rp.set_defaults(func=cmd_replay)
 
     cc = sub.add_parser(
@@ -181,11 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the WARC files are (default: Common Crawl's public endpoint)",
     )
     crawl_options(cc)
-    cc.add_argument(
-        "--frontier",
-        metavar="REDIS_URL",
-        help="share the records with `feedcensus worker` processes on a Redis frontier (docs/common-crawl.md)",
-    )
+    frontier_option(cc, "the records", "`feedcensus worker`", "docs/common-crawl.md")
     cc.set_defaults(func=cmd_commoncrawl)
 
     w = sub.add_parser("worker", help="join a distributed crawl: take requests from its frontier until the job ends")

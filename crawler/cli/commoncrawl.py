@@ -18,8 +18,7 @@ from crawler.cli.crawl import (
     checked_settings,
     crawl,
     crawl_settings,
-    exit_status,
-    print_summary,
+    report_end,
     start_frontier,
 )
 from crawler.cli.errors import fail
@@ -86,8 +85,4 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
     feeds = sum(1 for r in rows if r.kind == "feed")
     print(f"archive records: {feeds} feeds, {len(rows) - feeds} pages, from {base}", file=sys.stderr)
     result = crawl(args, settings, spider=ArchiveSpider, records=rows, archive_base=base)
-    print_summary(result, settings)
-    code, line = exit_status(result, args, settings)
-    if line:
-        print(f"feedcensus commoncrawl: {' '.join(line.split())}", file=sys.stderr)
-    return code
+    return report_end(result, args, settings, "commoncrawl")

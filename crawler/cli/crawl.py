@@ -649,6 +649,19 @@ def start_frontier(url: str, settings: Any, worker_options: str = "") -> None:
     print(f"distributed job {job}: more workers join with {worker_command(settings, worker_options)}", file=sys.stderr)
 
 
+def report_end(
+    result: CrawlResult, args: argparse.Namespace, settings: Any, command: str, *, extra: str = "", worker: bool = False
+) -> int:
+    """The end of a crawling command: the summary (and ``extra``), the line explaining the exit code; the code."""
+    print_summary(result, settings)
+    if extra:
+        print(extra, file=sys.stderr)
+    code, line = exit_status(result, args, settings, worker=worker)
+    if line:
+        print(f"feedcensus {command}: {' '.join(line.split())}", file=sys.stderr)
+    return code
+
+
 def worker_command(settings: Any, options: str = "") -> str:
     """The command that joins this distributed job, as it may be shown (the password left out of the URL).
 
@@ -738,11 +751,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if args.frontier:
         start_frontier(args.frontier, settings)
     result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
-    print_summary(result, settings)
-    code, line = exit_status(result, args, settings)
-    if line:
-        print(f"feedcensus crawl: {' '.join(line.split())}", file=sys.stderr)
-    return code
+    return report_end(result, args, settings, "crawl")
 
 
 # --- demo ------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import Any
 
@@ -23,8 +22,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         checked_settings,
         crawl,
         crawl_settings,
-        exit_status,
-        print_summary,
+        report_end,
         warn_password,
     )
 
@@ -43,11 +41,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = crawl_settings(args, settings)
     check_frontier(args.frontier, args.job_id)
     result = crawl(args, settings)
-    print_summary(result, settings)
-    code, line = exit_status(result, args, settings, worker=True)
-    if line:
-        print(f"feedcensus worker: {' '.join(line.split())}", file=sys.stderr)
-    return code
+    return report_end(result, args, settings, "worker", worker=True)
 
 
 def check_job(url: str, job: str, wait: float) -> None:

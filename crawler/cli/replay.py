@@ -21,8 +21,7 @@ from crawler.cli.crawl import (
     checked_settings,
     crawl,
     crawl_settings,
-    exit_status,
-    print_summary,
+    report_end,
     start_frontier,
 )
 from crawler.cli.errors import fail
@@ -106,14 +105,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         seeds, lists, opml, urls = replay_inputs(index)
     result = crawl(args, settings, seeds=seeds, opml=opml, urls=urls, seed_lists=lists)
-    print_summary(result, settings)
     stats = result.stats
-    print(
+    served = (
         f"replay: {stats.get('feedcensus/replay/records', 0)} records served, "
-        f"{stats.get('feedcensus/outcome/not_archived', 0)} URLs not in the archive",
-        file=sys.stderr,
+        f"{stats.get('feedcensus/outcome/not_archived', 0)} URLs not in the archive"
     )
-    code, line = exit_status(result, args, settings)
-    if line:
-        print(f"feedcensus replay: {' '.join(line.split())}", file=sys.stderr)
-    return code
+    return report_end(result, args, settings, "replay", extra=served)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 
-from crawler.extensions.archive import archive_locations, warc_columns
+from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
 from crawler.extensions.resume import CrawlJournal
 from crawler.fetch.inputs import one_line, read_inputs
 from crawler.fetch.opml import OpmlDocument, parse_opml
@@ -216,9 +217,13 @@ class CensusSpider(Spider):
             **self._warc(response),
         )
 
+    @cached_property
+    def _archive(self) -> ArchiveLocations | None:
+        return archive_locations(self.crawler)
+
     def _warc(self, response: Response) -> dict[str, Any]:
         """Where the response is archived (``crawl --warc``, a replay): the rows' WARC columns."""
-        return warc_columns(archive_locations(self.crawler), response)
+        return warc_columns(self._archive, response)
 
     def _opml_response(self, response: Response, ctx: FetchContext, record: FetchRecord) -> Iterator[Any]:
         doc = parse_opml(response.body, response.url)
