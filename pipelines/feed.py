@@ -2,11 +2,17 @@
 
 Parse (``pipelines.document.feedparse``), tally (done in the same pass), check against
 the RSS Best Practices Profile (``pipelines.document.checks``), then rows for every
-table (``pipelines.document.rows``). All of that is pure; this class only adds stats.
+table (``pipelines.document.rows``): :func:`pipelines.document.process.document_rows`,
+pure. It runs in a pool of worker processes (``FEEDCENSUS_WORKERS``, see
+:mod:`pipelines.document.pool`), or in this process when that is 0. What needs the
+earlier jobs of the dataset (which items are new, when the feed is next due) is added
+here, in the crawling process; this class also adds stats.
 
 A profile rule that raises on an odd document does not stop the others or the
 crawl (``check_feed`` reports it on its result): each failure is counted as
-``feedcensus/checks/internal_error/<rule>`` and logged once per rule and crawl.
+``feedcensus/checks/internal_error/<rule>`` and logged once per rule and crawl. A
+document whose worker dies or runs out of time is recorded as ``parse_error`` or
+``parse_timeout`` (a fetch_log row, no other rows) and the crawl goes on.
 """
 
 from __future__ import annotations
@@ -18,15 +24,19 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import threads
+from twisted.python.threadpool import ThreadPool
+
 from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
-from pipelines.document.checks import CheckResult, RuleFailure, check_feed
-from pipelines.document.feedparse import parse_feed
+from pipelines.document.checks import RuleFailure
+from pipelines.document.pool import DocumentPool, Job, Lost, default_workers
+from pipelines.document.process import document_rows
 from pipelines.document.rows import (
     Carried,
     Seen,
     TableRows,
     carried_rows,
-    feed_rows,
     fetch_row,
     mark_novelty,
     warc_location,
@@ -39,24 +49,9 @@ from schemas.vocab import Outcome
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-
 logger = logging.getLogger(__name__)
 
-
-def document_rows(
-    doc: FeedDocument,
-    now: datetime | None = None,
-    *,
-    job_id: str | None = None,
-    content_hash: str | None = None,
-) -> tuple[TableRows, tuple[RuleFailure, ...]]:
-    """The whole per-feed path, as one pure function: the rows, and the profile rules that failed internally."""
-    parsed = parse_feed(doc.body, doc.final_url, doc.headers, with_notes=True)
-    findings = CheckResult()
-    if parsed.root is not None:
-        findings = check_feed(parsed.root, format=parsed.format, body=doc.body, now=now, notes=parsed.notes)
-    parsed.root = parsed.notes = None  # the tree is not needed past this point: free it now
-    return feed_rows(doc, parsed, findings, job_id=job_id, content_hash=content_hash), findings.failures
+__all__ = ["FeedPipeline", "FeedRows", "Known", "document_rows", "incremental_rows", "process_document"]
 
 
 #: FeedRows.outcome of a 200 whose body hashes as last time (its fetch_log outcome is ``feed``).
@@ -96,51 +91,71 @@ def incremental_rows(
     nothing; anything else is parsed and its items compared with the identities already seen
     (``seen`` is called only then). Every fetch_log row of a feed says when it is next due.
     """
-    digest = hashlib.sha256(doc.body).hexdigest() if doc.status != 304 else None
+    digest = content_digest(doc)
+    result = settled_rows(doc, digest, known, policy)
+    if result is None:
+        rows, failures = document_rows(doc, now, job_id=job_id, content_hash=digest)
+        result = parsed_rows(doc, rows, failures, seen, policy)
+    return result
+
+
+def content_digest(doc: FeedDocument) -> str | None:
+    """SHA-256 (hex) of the body as received; None for a 304, which has none."""
+    return hashlib.sha256(doc.body).hexdigest() if doc.status != 304 else None
+
+
+def settled_rows(doc: FeedDocument, digest: str | None, known: Known | None, policy: Policy) -> FeedRows | None:
+    """The rows of a feed that needs no parse (a 304, or the body hashes as last time); None: parse it."""
     if known is not None and (doc.status == 304 or digest == known.content_hash):
-        outcome = Outcome.NOT_MODIFIED if doc.status == 304 else Outcome.FEED
-        record = FetchRecord(
-            url=doc.url,
-            outcome=outcome,
-            final_url=doc.final_url,
-            status=doc.status,
-            source=doc.source,
-            discovered_via=doc.discovered_via,
-            depth=doc.depth,
-            content_type=doc.headers.get("content-type"),
-            bytes=len(doc.body),
-            fetched_at=doc.fetched_at,
-            **warc_location(doc),
-        )
+        record = fetch_record(doc, Outcome.NOT_MODIFIED if doc.status == 304 else Outcome.FEED)
         rows = carried_rows(Carried(doc.url, known.row, record, doc.headers))
-        result = FeedRows(rows, outcome=Outcome.NOT_MODIFIED if doc.status == 304 else UNCHANGED)
-        rate = known.items_per_week
-    elif doc.status == 304:
+        schedule(rows, known.items_per_week, policy)
+        return FeedRows(rows, outcome=Outcome.NOT_MODIFIED if doc.status == 304 else UNCHANGED)
+    if doc.status == 304:
         # A 304 to a request that sent no validators of ours (or whose state is gone): nothing to carry.
         error = "304 Not Modified, but no earlier fetch of this feed is in the dataset"
-        rec = FetchRecord(
-            url=doc.url,
-            outcome=Outcome.HTTP_ERROR,
-            final_url=doc.final_url,
-            status=304,
-            error=error,
-            source=doc.source,
-            discovered_via=doc.discovered_via,
-            depth=doc.depth,
-            fetched_at=doc.fetched_at,
-            **warc_location(doc),
-        )
-        rows = TableRows()
-        rows.add("fetch_log", [fetch_row(rec)])
-        return FeedRows(rows, outcome=Outcome.HTTP_ERROR)
-    else:
-        rows, failures = document_rows(doc, now, job_id=job_id, content_hash=digest)
-        mark_novelty(rows, seen())
-        feed = rows.rows["feeds"][0]
-        result = FeedRows(rows, failures, Outcome.FEED if feed["format"] != "unknown" else Outcome.NOT_FEED)
-        rate = items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], doc.fetched_at)
-    schedule(rows, rate, policy)
+        return lost_rows(doc, Outcome.HTTP_ERROR, error)
+    return None
+
+
+def parsed_rows(
+    doc: FeedDocument,
+    rows: TableRows,
+    failures: tuple[RuleFailure, ...],
+    seen: Callable[[], Mapping[str, Seen]],
+    policy: Policy,
+) -> FeedRows:
+    """A parsed document's rows (:func:`document_rows`), its new items marked and its next fetch scheduled."""
+    mark_novelty(rows, seen())
+    feed = rows.rows["feeds"][0]
+    result = FeedRows(rows, failures, Outcome.FEED if feed["format"] != "unknown" else Outcome.NOT_FEED)
+    schedule(rows, items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], doc.fetched_at), policy)
     return result
+
+
+def lost_rows(doc: FeedDocument, outcome: Outcome, error: str) -> FeedRows:
+    """A fetched document that yields no rows but its fetch_log row, with this outcome and error."""
+    rows = TableRows()
+    rows.add("fetch_log", [fetch_row(fetch_record(doc, outcome, error))])
+    return FeedRows(rows, outcome=outcome)
+
+
+def fetch_record(doc: FeedDocument, outcome: Outcome, error: str | None = None) -> FetchRecord:
+    """The fetch record of a fetched document, with this outcome (and error)."""
+    return FetchRecord(
+        url=doc.url,
+        outcome=outcome,
+        final_url=doc.final_url,
+        status=doc.status,
+        error=error,
+        source=doc.source,
+        discovered_via=doc.discovered_via,
+        depth=doc.depth,
+        content_type=doc.headers.get("content-type"),
+        bytes=len(doc.body),
+        fetched_at=doc.fetched_at,
+        **warc_location(doc),
+    )
 
 
 def row_hints(row: Mapping[str, Any], rate: float | None) -> Hints:
@@ -183,16 +198,51 @@ def process_document(doc: FeedDocument, now: datetime | None = None) -> TableRow
 
 
 class FeedPipeline:
-    def __init__(self, crawler: Crawler) -> None:
+    """Feed documents become rows: in the document pool when there is one, else in this process."""
+
+    def __init__(self, crawler: Crawler, *, workers: int, timeout: float) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
+        self.workers = workers
+        self.timeout = timeout
         self._logged_rules: set[str] = set()  # profile rules whose internal failure was logged already
+        self.pool: DocumentPool | None = None
+        # One thread per worker process waits for its answer, off the reactor thread.
+        self._threads: ThreadPool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FeedPipeline:
-        return cls(crawler)
+        settings = crawler.settings
+        given = settings.get("FEEDCENSUS_WORKERS")
+        workers = default_workers() if given in (None, "", "auto") else settings.getint("FEEDCENSUS_WORKERS")
+        return cls(crawler, workers=max(workers, 0), timeout=settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
 
-    def process_item(self, item: Any) -> Any:
+    def open_spider(self) -> None:
+        if self.workers > 0:
+            from twisted.internet import reactor
+
+            self.pool = DocumentPool(self.workers, timeout=self.timeout)
+            self._threads = ThreadPool(minthreads=self.workers, maxthreads=self.workers, name="feedcensus-documents")
+            self._threads.start()
+            # A forced stop (a second Ctrl-C) stops the reactor without closing the spider.
+            trigger: Any = reactor.addSystemEventTrigger  # typed by twisted as IReactorCore's, wrongly for kw
+            trigger("before", "shutdown", self._stop_pool, kill=True)
+            logger.info("Parsing feeds in %d worker process(es) (FEEDCENSUS_WORKERS)", self.workers)
+
+    def close_spider(self) -> None:
+        self._stop_pool()
+
+    def _stop_pool(self, *, kill: bool = False) -> None:
+        """Stop the workers (at once with ``kill``), then the threads waiting for them; once."""
+        pool, threads_, self.pool, self._threads = self.pool, self._threads, None, None
+        if pool is not None:
+            pool.close(kill=kill)
+            self.stats.set_value("feedcensus/workers/documents", pool.documents)
+            self.stats.set_value("feedcensus/workers/replaced", pool.replaced)
+        if threads_ is not None:
+            threads_.stop()
+
+    async def process_item(self, item: Any) -> Any:
         if isinstance(item, NotDue):
             self.stats.inc_value(f"feedcensus/outcome/{item.record.outcome}")
             return not_due_rows(item)
@@ -201,17 +251,28 @@ class FeedPipeline:
         history = history_of(self.crawler)
         # A URL first met this run that redirects to a known feed (an alias) is that feed.
         urls = dict.fromkeys((item.url, item.final_url))
-        result = incremental_rows(
-            item,
-            job_id=self._job_id(),
-            known=next(filter(None, (_known(history, u) for u in urls)), None),
-            seen=lambda: _seen(history, urls),
-            policy=history.policy if history is not None else Policy(),
-            now=datetime.now(UTC),
-        )
+        policy = history.policy if history is not None else Policy()
+        digest = content_digest(item)
+        result = settled_rows(item, digest, next(filter(None, (_known(history, u) for u in urls)), None), policy)
+        if result is None:
+            job = Job(item, datetime.now(UTC), self._job_id(), digest)
+            answer = await self._answer(job)
+            if isinstance(answer, Lost):
+                logger.warning("%s: %s (recorded as %s)", item.url, answer.error, answer.outcome)
+                result = lost_rows(item, answer.outcome, answer.error)
+            else:
+                result = parsed_rows(item, answer[0], answer[1], lambda: _seen(history, urls), policy)
         self._count_rule_failures(item.final_url, result.failures)
         self._count(result)
         return result.rows
+
+    async def _answer(self, job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]] | Lost:
+        """The document's rows, from the pool (a thread waits for it there) or computed here."""
+        if self.pool is None or self._threads is None:
+            return document_rows(job.doc, job.now, job_id=job.job_id, content_hash=job.content_hash)
+        from twisted.internet import reactor
+
+        return await maybe_deferred_to_future(threads.deferToThreadPool(reactor, self._threads, self.pool.process, job))
 
     def _job_id(self) -> str | None:
         """The job being written (the parsed_job of what this run parses)."""

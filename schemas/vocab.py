@@ -33,6 +33,9 @@ class Outcome(StrEnum):
     UNSUPPORTED_SCHEME = "unsupported_scheme"
     INVALID_URL = "invalid_url"
     NOT_ARCHIVED = "not_archived"  # a replay (feedcensus replay): the archives hold no response for the URL
+    # the feed was fetched but its document work was lost (a document worker died or ran out of time)
+    PARSE_ERROR = "parse_error"
+    PARSE_TIMEOUT = "parse_timeout"
     # bookkeeping: not fetched
     NOT_DUE = "not_due"  # a known feed its publisher's hints say is not due yet (fetch_log.next_due says when)
     DUPLICATE = "duplicate"

@@ -1,6 +1,7 @@
 """Crawl the demo web and the 198 benchmark feeds; dump every table, canonicalised, for a before/after diff.
 
-    .venv/bin/python scripts/dataset_snapshot.py DEST_DIR    # writes DEST_DIR/demo.txt and DEST_DIR/bench.txt
+    .venv/bin/python scripts/dataset_snapshot.py DEST_DIR [-s NAME=VALUE ...]
+        # writes DEST_DIR/demo.txt and DEST_DIR/bench.txt; the -s settings go to both crawls
 
 Run it before and after a refactor (the old commit in a `git worktree`, with `PYTHONPATH` pointing at it)
 and `diff -r` the two folders: every row of every table, sorted, with timestamps, job ids, the server's
@@ -47,7 +48,7 @@ def dump(out: Path, dest: Path, base: str) -> None:
 
 
 def crawl(args: list[str], out: Path) -> None:
-    settings = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"]
+    settings = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8", *sys.argv[2:]]
     command = [sys.executable, "-m", "crawler.cli", "crawl", *args, "--out", str(out), "--job-id", "snap", *settings]
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
     print(f"crawl into {out}: exit {proc.returncode}", file=sys.stderr)

@@ -7,6 +7,7 @@ changes one thing.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from dataclasses import FrozenInstanceError
@@ -689,6 +690,7 @@ def test_the_feed_pipeline_counts_failed_rules_and_logs_each_once(
 ) -> None:
     from scrapy.utils.test import get_crawler
 
+    import pipelines.document.process
     import pipelines.feed
     from pipelines.document.checks import CheckResult, RuleFailure
     from schemas.items import FeedDocument
@@ -696,8 +698,8 @@ def test_the_feed_pipeline_counts_failed_rules_and_logs_each_once(
     def failing_check_feed(root: object, **kw: object) -> CheckResult:
         return CheckResult([], [RuleFailure("guid-permalink-not-url", 2, "ValueError: odd")])
 
-    monkeypatch.setattr(pipelines.feed, "check_feed", failing_check_feed)
-    crawler = get_crawler()
+    monkeypatch.setattr(pipelines.document.process, "check_feed", failing_check_feed)
+    crawler = get_crawler(settings_dict={"FEEDCENSUS_WORKERS": 0})  # in this process, where the patch is
     pipeline = pipelines.feed.FeedPipeline.from_crawler(crawler)
     body = doc().encode()
     for n in range(3):
@@ -705,7 +707,7 @@ def test_the_feed_pipeline_counts_failed_rules_and_logs_each_once(
         item = FeedDocument(
             url=url, final_url=url, status=200, headers={}, body=body, discovered_via="url", source=None, depth=0
         )
-        pipeline.process_item(item)
+        asyncio.run(pipeline.process_item(item))
     assert crawler.stats is not None
     assert crawler.stats.get_value("feedcensus/checks/internal_error/guid-permalink-not-url") == 6
     warnings = [r for r in caplog.records if r.name == "pipelines.feed" and "guid-permalink-not-url" in r.message]

@@ -28,11 +28,15 @@ def path_of(url: str | None) -> str | None:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-@pytest.fixture(scope="module")
-def crawl(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict[str, Any]:
+#: Feeds are parsed in worker processes by default; FEEDCENSUS_WORKERS=0 keeps it in the crawl's own.
+POOL = {"pool": (), "in-process": ("-s", "FEEDCENSUS_WORKERS=0")}
+
+
+@pytest.fixture(scope="module", params=list(POOL))
+def crawl(tmp_path_factory: pytest.TempPathFactory, demo_server: Any, request: pytest.FixtureRequest) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("e2e")
     demo_server.reset_hits()
-    out = crawl_demo(work, demo_server, "e2e")
+    out = crawl_demo(work, demo_server, "e2e", *POOL[request.param])
     tables = {
         t: read_table(out, t).to_pylist()
         for t in ("feeds", "items", "element_usage", "links", "fetch_log", "conformance")

@@ -276,8 +276,8 @@ def path_of(url: str | None) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-@pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+@pytest.fixture(scope="module", params=["pool", "in-process"])
+def hostile(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     web = Web()
     for path, route in ROUTES.items():
         web.add(path, route)
@@ -305,6 +305,9 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             "CONCURRENT_REQUESTS_PER_DOMAIN=64",
             "-s",
             "CONCURRENT_REQUESTS=64",
+            # feeds parsed in two worker processes, or (0) in the crawl's own
+            "-s",
+            f"FEEDCENSUS_WORKERS={2 if request.param == 'pool' else 0}",
         ]
         started = time.monotonic()
         proc, maxrss_mb = run_cli_peak_rss(*args, timeout=240)
