@@ -237,8 +237,12 @@ class FeedPipeline:
         pool, threads_, self.pool, self._threads = self.pool, self._threads, None, None
         if pool is not None:
             pool.close(kill=kill)
-            self.stats.set_value("feedcensus/workers/documents", pool.documents)
-            self.stats.set_value("feedcensus/workers/replaced", pool.replaced)
+            stats = self.stats
+            stats.set_value("feedcensus/workers/processes", pool.workers)
+            stats.set_value("feedcensus/workers/documents", pool.documents)
+            stats.set_value("feedcensus/workers/replaced", pool.replaced)
+            stats.set_value("feedcensus/workers/cpu_seconds", round(pool.cpu_seconds, 2))
+            stats.set_value("feedcensus/workers/peak_rss_mb", round(pool.peak_rss / 2**20, 1))
         if threads_ is not None:
             threads_.stop()
 

