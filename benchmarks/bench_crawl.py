@@ -120,6 +120,16 @@ class Run:
     load_after: float
     feeds: int | None = None  # ours: feeds written, from the summary
     extra: dict[str, str] = field(default_factory=dict)
+    #: ours: the document workers (FEEDCENSUS_WORKERS), from the summary's "workers:" line. Their
+    #: CPU is not in ``m.cpu``: they are children of multiprocessing's fork server, not of the crawl.
+    workers: int = 0
+    worker_cpu: float = 0.0
+    worker_rss_mib: float = 0.0
+
+    @property
+    def cpu(self) -> float:
+        """CPU seconds of the crawl process and its document workers."""
+        return self.m.cpu + self.worker_cpu
 
     @property
     def valid(self) -> bool:
@@ -172,6 +182,9 @@ def measure(web: Web, crawler: str, sites: int, argv: list[str]) -> Run:
     (logs / f"{crawler}-{sites}-{time.strftime('%H%M%S')}.log").write_text(m.stdout + m.stderr)
     found = re.search(r"feeds: (\d+)", m.stderr)
     run.feeds = int(found.group(1)) if found else None
+    pool = WORKERS_LINE.search(m.stderr)
+    if pool:
+        run.workers, run.worker_cpu, run.worker_rss_mib = int(pool[1]), float(pool[2]), float(pool[3])
     print(
         f" {m.wall:6.1f} s wall, {m.cpu:6.1f} s CPU, {m.max_rss_mib:6.0f} MiB, {run.responses} responses, "
         f"{run.per_min:,.0f}/min, exit {m.returncode}",
@@ -181,6 +194,12 @@ def measure(web: Web, crawler: str, sites: int, argv: list[str]) -> Run:
     if not run.valid:
         print(f"  INVALID run (feeds written: {run.feeds}):\n{tail(m.stderr)}", file=sys.stderr)
     return run
+
+
+#: The summary line of the document workers (crawler/extensions/progress.py: workers_line).
+WORKERS_LINE = re.compile(
+    r"workers: (\d+) process\(es\) parsed \d+ documents \(CPU ([\d.]+) s, peak RSS of one (\d+) MiB"
+)
 
 
 def run_bare(web: Web, sites: int, urls: Path) -> Run:
@@ -252,7 +271,7 @@ RUN_HEADERS = [
     "wall s",
     "responses/min (wall)",
     "responses/min (server window)",
-    "CPU s (user+sys)",
+    "CPU s (user+sys): crawl + workers",
     "CPU ms/response",
     "peak RSS MiB",
     "server CPU s",
@@ -292,9 +311,9 @@ def _run_row(run: Run) -> list[object]:
         f"{run.m.wall:.1f}",
         f"{run.per_min:,.0f}",
         f"{run.per_min_window:,.0f}",
-        f"{run.m.cpu:.1f}",
-        f"{run.m.cpu / run.responses * 1000:.2f}" if run.responses else "-",
-        f"{run.m.max_rss_mib:.0f}",
+        f"{run.m.cpu:.1f} + {run.worker_cpu:.1f}" if run.workers else f"{run.m.cpu:.1f}",
+        f"{run.cpu / run.responses * 1000:.2f}" if run.responses else "-",
+        f"{run.m.max_rss_mib:.0f}" + (f" (+ {run.workers} x {run.worker_rss_mib:.0f})" if run.workers else ""),
         f"{run.server_cpu:.1f}",
         f"{run.load_before:.1f} / {run.load_after:.1f}",
         _feeds_cell(run, f"INVALID ({run.feeds}), excluded"),
@@ -302,7 +321,7 @@ def _run_row(run: Run) -> list[object]:
 
 
 def _cpu_per_response(run: Run) -> float:
-    return run.m.cpu / run.responses
+    return run.cpu / run.responses
 
 
 def _tuned_cells(runs: list[Run], n: int) -> list[object]:
@@ -385,6 +404,55 @@ def _memory_markdown(r: CrawlResult, memory_sizes: list[int]) -> str:
         "`feedcensus crawl` as in benchmark 2 (the 1,000 and 10,000 runs are reused from there), peak RSS from "
         "the kernel (`ru_maxrss` via `wait4`), RSS polled every 0.5 s for the in-run samples.\n\n" + mem + "\n"
     )
+
+
+#: (cores the crawl may use, FEEDCENSUS_WORKERS) for the scaling table.
+SCALING = [("0", "0"), ("0", "1"), ("0,1", "0"), ("0,1", "1"), ("0,1", "2")]
+
+
+def scaling(sites: int) -> str:
+    """The same crawl with 0, 1 and 2 document workers, on one core and on two (``taskset``): Markdown."""
+    web = Web(sites)
+    rows: list[list[object]] = []
+    base: float | None = None
+    try:
+        seeds, _ = write_inputs(web, sites)
+        for cores, workers in SCALING:
+            out = CRAWL_DIR / f"n{sites}" / "out-scaling"
+            shutil.rmtree(out, ignore_errors=True)
+            settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": workers}
+            argv = ["taskset", "-c", cores, FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out)]
+            argv += ["--no-reflexive", "--log-level", "WARNING", *settings_args(settings)]
+            r = measure(web, f"ours-w{workers}", sites, argv)
+            shutil.rmtree(out, ignore_errors=True)
+            base = base or r.per_min
+            rows.append(
+                [
+                    len(cores.split(",")),
+                    workers,
+                    f"{r.per_min:,.0f}" if r.valid else "INVALID",
+                    f"{r.per_min / base:.2f}x",
+                    f"{r.m.cpu:.1f}",
+                    f"{r.worker_cpu:.1f}",
+                    f"{r.cpu / r.responses * 1000:.2f}" if r.responses else "-",
+                    f"{r.m.max_rss_mib:.0f}" + (f" + {r.workers} x {r.worker_rss_mib:.0f}" if r.workers else ""),
+                    f"{r.load_before:.1f} / {r.load_after:.1f}",
+                ]
+            )
+    finally:
+        web.stop()
+    headers = [
+        "cores",
+        "workers",
+        "responses/min",
+        "vs 1 core, 0 workers",
+        "crawl process CPU s",
+        "workers CPU s",
+        "CPU ms/response (all)",
+        "peak RSS MiB (crawl + workers)",
+        "load avg before / after",
+    ]
+    return f"{sites:,} sites, benchmark 2's web and settings, one run each.\n\n" + md_table(headers, rows) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -94,6 +94,59 @@ def make_ours(feeds: list[tuple[str, bytes]]) -> tuple[Callable[[], int], Callab
     return one_round, lambda: dict(last_rows)
 
 
+def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+    """Ours through the crawl's document pool: ``workers`` processes, as many threads handing them feeds.
+
+    The rows come back to this process and become Arrow record batches here, as in the crawl (where
+    the dataset writer builds them). Returns one round and a function that stops the pool.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    from pipelines.document.pool import DocumentPool, Job, Lost
+    from schemas.items import FeedDocument
+    from schemas.tables import TABLES, arrow_schema
+
+    schemas = {t: arrow_schema(t) for t in TABLES}
+    pool = DocumentPool(workers, timeout=120)
+    threads = ThreadPoolExecutor(workers)
+    docs = [(f"https://bench.example/{name}", body) for name, body in feeds]
+
+    def one(url: str, body: bytes) -> object:
+        doc = FeedDocument(
+            url=url,
+            final_url=url,
+            status=200,
+            headers={"content-type": "application/rss+xml"},
+            body=body,
+            discovered_via="url",
+            source=None,
+            depth=0,
+        )
+        return pool.process(Job(doc))
+
+    def one_round() -> int:
+        tables: dict[str, list[dict[str, object]]] = {t: [] for t in TABLES}
+        failures = 0
+        for answer in threads.map(lambda d: one(*d), docs):
+            if isinstance(answer, Lost):
+                failures += 1
+                continue
+            for table, table_rows in answer[0].rows.items():  # type: ignore[index]
+                tables[table].extend(table_rows)
+        for t, r in tables.items():
+            if r:
+                pa.RecordBatch.from_pylist(r, schema=schemas[t])
+        return failures
+
+    def stop() -> None:
+        threads.shutdown()
+        pool.close()
+
+    return one_round, stop
+
+
 def make_simple(fn: Callable[[bytes], object], feeds: list[tuple[str, bytes]]) -> Callable[[], int]:
     bodies = [b for _, b in feeds]
 
@@ -172,6 +225,20 @@ def run(rounds: int = 5, feedparser_rounds: int = 1) -> ParseResult:
         print(f"  timing {contender.name} ({n} rounds)...", file=sys.stderr, flush=True)
         time_rounds(contender, fn, n)
         results.append(contender)
+    # The all-cores figure: the same path through the crawl's document pool, one worker per core.
+    from pipelines.document.pool import default_workers
+
+    cores = default_workers() + 1
+    pooled, stop = make_pooled(feeds, cores)
+    try:
+        contender = Contender(
+            f"feedcensus full path, {cores} worker processes", f"the same, in the crawl's document pool ({cores} cores)"
+        )
+        print(f"  timing {contender.name} ({rounds} rounds)...", file=sys.stderr, flush=True)
+        time_rounds(contender, pooled, rounds)
+        results.insert(3, contender)
+    finally:
+        stop()
     profile, profile_total = profile_round(ours_round)
     by_name = {c.name: c for c in results}
     ours = by_name["feedcensus full path"].mbps(total)

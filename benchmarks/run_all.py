@@ -21,7 +21,18 @@ from pathlib import Path
 from common import BENCH_DIR, machine_lines, md_table
 
 RESULTS = BENCH_DIR / "RESULTS.md"
-SECTIONS = ["parse", "crawl", "memory", "peer", "incremental", "distributed", "capture", "archive"]
+SECTIONS = [
+    "parse",
+    "crawl",
+    "memory",
+    "peer",
+    "incremental",
+    "distributed",
+    "capture",
+    "archive",
+    "profile",
+    "scaling",
+]
 TITLES = {
     "parse": "1. Parse path vs peers and the lxml limit",
     "crawl": "2. Crawl throughput vs raw Scrapy",
@@ -31,6 +42,8 @@ TITLES = {
     "distributed": "6. Distributed crawls: one Redis frontier, one and two processes (issue 13)",
     "capture": "7a. What WARC capture costs a crawl (issue 14)",
     "archive": "7b. Reading archives: WARC readers, replay, and the census over an index (issue 14)",
+    "profile": "8. The reactor thread, with the per-feed work on it and in worker processes (issue 15)",
+    "scaling": "9. Cores and document workers (issue 15)",
 }
 
 ANALYSIS = {
@@ -143,6 +156,21 @@ both processes idle in between (a py-spy dump showed the crawler waiting in epol
 `serve_forever`). It happens at 2 requests in flight to the one archive host (the project's
 `CONCURRENT_REQUESTS_PER_DOMAIN`): 400 records took 30 s at 2 and 4.2 s at 8. The cause was not
 found. Read the CPU column.
+""",
+    "profile": """\
+The per-feed path (parse, tally, profile checks, rows) was the largest single cost on the reactor
+thread. With the document pool (`FEEDCENSUS_WORKERS`, pipelines/document/pool.py) what is left of it
+there is the SHA-256 of the body (which decides whether the feed changed), pickling the job,
+unpickling the rows and marking new items. The rest of the reactor thread is Scrapy's engine,
+downloader, scraper and signals, Twisted and asyncio: the part the bare spider pays too.
+""",
+    "scaling": """\
+`taskset` limits the crawl (and its worker processes) to the cores listed; the loopback web's server
+runs outside that limit. On one core, workers only add the cost of moving documents between
+processes. On two, one worker takes the per-feed path off the reactor's core; a second worker has
+no core of its own and adds little. A machine with more cores gives the reactor thread a core of its
+own and the workers the others: the crawl then runs as fast as the reactor thread alone can go (the
+"0 workers, per-feed path excluded" CPU column is that bound).
 """,
 }
 
@@ -262,6 +290,24 @@ def _run_peer(only: list[str], quick: bool, blocks: dict[str, str], targets: Tar
     blocks["peer"] = section_block("peer", r.markdown, _stamp(quick))
 
 
+def _run_profile(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    import bench_profile
+
+    print("== 8. profile", file=sys.stderr, flush=True)
+    text = bench_profile.run(1000 if quick else 3000)
+    print(text)
+    blocks["profile"] = section_block("profile", text, _stamp(quick))
+
+
+def _run_scaling(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    import bench_crawl
+
+    print("== 9. scaling", file=sys.stderr, flush=True)
+    text = bench_crawl.scaling(2000 if quick else 10_000)
+    print(text)
+    blocks["scaling"] = section_block("scaling", text, _stamp(quick))
+
+
 #: (sections any of which start it, runner), in the order they run.
 RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets], None]]] = [
     ({"parse"}, _run_parse),
@@ -271,6 +317,8 @@ RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets
     ({"distributed"}, _run_distributed),
     ({"capture"}, _run_capture),
     ({"archive"}, _run_archive),
+    ({"profile"}, _run_profile),
+    ({"scaling"}, _run_scaling),
 ]
 
 
