@@ -204,7 +204,7 @@ FEEDCENSUS_REPLAY: list[str] = []
 # 0 keeps that work in the crawling process (for debugging and tiny crawls).
 FEEDCENSUS_WORKERS: int | None = None
 # Seconds one document may take in a worker before the worker is stopped and replaced; the feed is
-# then recorded as parse_timeout (the 198 benchmark feeds take 3 ms each on average, 60 ms at most).
+# then recorded as parse_timeout (the 198 benchmark feeds take 3 ms each on average, 41 ms at most).
 FEEDCENSUS_PARSE_TIMEOUT = 60.0
 # Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
 # live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own
