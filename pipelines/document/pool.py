@@ -18,28 +18,31 @@ core with Scrapy's reactor. A :class:`DocumentPool` runs it in ``workers`` proce
   batches per feed) and 28 ms to read, so rows travel as pickles and become Arrow once, in the
   dataset writer's commits, as they do without a pool.
 
-Worker processes start with ``forkserver`` (``spawn`` where there is none), from a server that
-has imported the document code once, so replacing a worker costs milliseconds, and none of them
-inherits the crawling process's threads or sockets. They ignore SIGINT (the crawl decides how to
-stop) and exit when the crawling process goes away (their pipe closes).
+A worker is a fresh interpreter (:func:`serve`) reading jobs on its stdin
+and writing answers on its stdout, not a ``multiprocessing`` process: the ``spawn`` and
+``forkserver`` start methods import the caller's main script again in every worker (a script
+without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
+a process that runs threads. Starting one costs the interpreter and the imports of the document
+code (about 0.2 s, while the crawl starts; again only for a worker replaced). Workers ignore SIGINT
+(the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import os
 import pickle
 import queue
 import resource
 import signal
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
-from multiprocessing.context import BaseContext
-from typing import Any
+from pathlib import Path
 
 from pipelines.document.checks import RuleFailure
 from pipelines.document.process import document_rows
@@ -47,13 +50,16 @@ from pipelines.document.rows import TableRows
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
 
-__all__ = ["DocumentPool", "Job", "Lost", "Usage", "default_workers"]
+__all__ = ["DocumentPool", "Job", "Lost", "Usage", "default_workers", "serve"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds a worker waits for its own exit at close before it is killed.
 _CLOSE_GRACE = 2.0
 _STOP = b""  # sent to a worker: exit
+_READY = b"ready"  # sent by a worker once it has imported the document code
+#: Seconds a new worker may take to start (an interpreter and the document code's imports: ~0.2 s).
+_START_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,28 +101,22 @@ def default_workers() -> int:
     return max(cores - 1, 0)
 
 
-def _context() -> BaseContext:
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload([__name__])  # the document code is imported once, in the server
-    return ctx
-
-
-def _serve(conn: Connection) -> None:
-    """A worker's life: answer jobs until told to stop (then say what it used) or the crawling process goes away."""
+def _serve(jobs: Connection, answers: Connection) -> None:
+    """A worker's life: say it is ready, answer jobs until told to stop (then say what it used) or the crawling
+    process goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    answers.send_bytes(_READY)
     while True:
         try:
-            data = conn.recv_bytes()
+            data = jobs.recv_bytes()
         except (EOFError, OSError):
             return
         if data == _STOP:
             used = resource.getrusage(resource.RUSAGE_SELF)
             with contextlib.suppress(OSError):
-                conn.send_bytes(pickle.dumps(Usage(used.ru_utime + used.ru_stime, used.ru_maxrss * 1024)))
+                answers.send_bytes(pickle.dumps(Usage(used.ru_utime + used.ru_stime, used.ru_maxrss * 1024)))
             return
-        conn.send_bytes(pickle.dumps(_answer(pickle.loads(data)), protocol=pickle.HIGHEST_PROTOCOL))
+        answers.send_bytes(pickle.dumps(_answer(pickle.loads(data)), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _answer(job: Job) -> Answer:
@@ -127,38 +127,65 @@ def _answer(job: Job) -> Answer:
     return rows, failures
 
 
-class _Worker:
-    """One worker process and the crawling process's end of its pipe."""
+#: The folder the ``pipelines`` package is in: a worker imports the same code as the crawling process.
+_CODE_ROOT = str(Path(__file__).resolve().parents[2])
 
-    def __init__(self, ctx: BaseContext, number: int) -> None:
-        here, there = ctx.Pipe()
-        self.conn = here
-        self.process: Any = ctx.Process(  # type: ignore[attr-defined]
-            target=_serve, args=(there,), name=f"feedcensus-document-{number}", daemon=True
+
+class _Worker:
+    """One worker process (:func:`serve`) and the pipes to it."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_CODE_ROOT, os.environ.get("PYTHONPATH"))))}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", f"from {__name__} import serve; serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
         )
-        self.process.start()
-        there.close()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.jobs = Connection(os.dup(self.process.stdin.fileno()), readable=False)
+        self.answers = Connection(os.dup(self.process.stdout.fileno()), writable=False)
+        self.process.stdin.close()
+        self.process.stdout.close()
+        self.ready = False  # the worker has sent _READY
 
     def ask(self, payload: bytes, timeout: float) -> Answer:
-        """Send one job and wait for its answer; Lost when the worker dies or runs out of time (it is then gone)."""
+        """Send one job and wait for its answer; Lost when the worker dies or runs out of time (it is then gone).
+
+        The time starts once the worker has said it is ready: its start-up is not the document's."""
         try:
-            self.conn.send_bytes(payload)
-            if not self.conn.poll(timeout):
+            if not self.ready:
+                self._wait_ready()
+            self.jobs.send_bytes(payload)
+            if not self.answers.poll(timeout):
                 self.kill()
                 return Lost(Outcome.PARSE_TIMEOUT, f"parsing took longer than {timeout:g} s: the worker was stopped")
-            data = self.conn.recv_bytes()
+            data = self.answers.recv_bytes()
         except (EOFError, OSError):
             self.kill()
             return Lost(Outcome.PARSE_ERROR, f"the document worker died while parsing ({self._how_it_ended()})")
         answer: Answer = pickle.loads(data)
         return answer
 
+    def _wait_ready(self) -> None:
+        """Wait for the worker's first message, sent once its imports are done (OSError if it does not come)."""
+        if not self.answers.poll(_START_TIMEOUT) or self.answers.recv_bytes() != _READY:
+            raise OSError("the document worker did not start")
+        self.ready = True
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
     @property
     def alive(self) -> bool:
-        return not self.conn.closed and bool(self.process.is_alive())
+        return not self.answers.closed and self.process.poll() is None
 
     def _how_it_ended(self) -> str:
-        code = self.process.exitcode
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(_CLOSE_GRACE)
+        code = self.process.returncode
         if code is None:
             return "no exit status"
         if code < 0:
@@ -169,19 +196,22 @@ class _Worker:
         return f"exit code {code}"
 
     def kill(self) -> None:
-        if self.process.is_alive():
+        if self.process.poll() is None:
             self.process.kill()
-        self.process.join(_CLOSE_GRACE)
-        self.conn.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(_CLOSE_GRACE)
+        self.jobs.close()
+        self.answers.close()
 
     def stop(self) -> Usage | None:
         """Ask the worker to exit; what it used, when it says (None when it is gone or silent)."""
         usage: Usage | None = None
         with contextlib.suppress(OSError, EOFError, pickle.UnpicklingError):
-            self.conn.send_bytes(_STOP)
-            if self.conn.poll(_CLOSE_GRACE):
-                usage = pickle.loads(self.conn.recv_bytes())
-        self.process.join(_CLOSE_GRACE)
+            self.jobs.send_bytes(_STOP)
+            if self.answers.poll(_CLOSE_GRACE):
+                usage = pickle.loads(self.answers.recv_bytes())
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(_CLOSE_GRACE)
         self.kill()
         return usage
 
@@ -194,7 +224,6 @@ class DocumentPool:
             raise ValueError(f"a document pool needs at least one worker, not {workers}")
         self.workers = workers
         self.timeout = timeout
-        self._ctx = _context()
         self._lock = threading.Lock()
         self._started = 0
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
@@ -213,7 +242,7 @@ class DocumentPool:
     def _start(self) -> _Worker:
         with self._lock:
             self._started += 1
-            worker = _Worker(self._ctx, self._started)
+            worker = _Worker()
             self._all.append(worker)
         return worker
 
@@ -237,7 +266,7 @@ class DocumentPool:
     def pids(self) -> list[int]:
         """The worker processes' ids (for measuring their memory)."""
         with self._lock:
-            return [w.process.pid for w in self._all if w.process.pid is not None]
+            return [w.pid for w in self._all]
 
     def close(self, *, kill: bool = False) -> None:
         """Stop every worker once it is idle; ``kill``: at once (a forced stop: a document being
@@ -253,3 +282,12 @@ class DocumentPool:
             if usage is not None:
                 self.cpu_seconds += usage.cpu_seconds
                 self.peak_rss = max(self.peak_rss, usage.peak_rss)
+
+
+def serve() -> None:
+    """A worker's entry point (``python -c "from pipelines.document.pool import serve; serve()"``): jobs on
+    stdin, answers on stdout. (Not ``python -m``: the classes pickled back must be this module's, not
+    ``__main__``'s.)"""
+    jobs, answers = Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False)
+    os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
+    _serve(jobs, answers)
