@@ -43,7 +43,7 @@ from pipelines.document.rows import (
 )
 from pipelines.history import History, history_of
 from pipelines.writer import Dataset
-from schemas.items import FeedDocument, FetchRecord, NotDue
+from schemas.items import FeedDocument, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
@@ -155,6 +155,7 @@ def fetch_record(doc: FeedDocument, outcome: Outcome, error: str | None = None) 
         bytes=len(doc.body),
         fetched_at=doc.fetched_at,
         **warc_location(doc),
+        **logged_headers(doc.headers),
     )
 
 

@@ -48,7 +48,7 @@ from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
 
 from pipelines.dataset.store import Batch, DatasetWriter, committed_urls
-from pipelines.document.rows import TableRows, fetch_row, link_rows
+from pipelines.document.rows import TableRows, fetch_row, link_rows, page_rows
 from schemas.items import FetchRecord, PageLinks, context_from_meta
 from schemas.vocab import Outcome
 
@@ -339,7 +339,7 @@ class ParquetPipeline:
         if isinstance(item, TableRows):
             ds.write_many(item.rows)
         elif isinstance(item, PageLinks):
-            ds.write("links", link_rows(item))
+            ds.write_many({"links": link_rows(item), "pages": page_rows(item)})
         elif isinstance(item, FetchRecord):
             ds.record(item)
         await ds.commit_if_due()

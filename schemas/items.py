@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from schemas.vocab import Expect, Via
 
@@ -137,6 +137,10 @@ class FetchRecord:
     warc_filename: str | None = None
     warc_record_offset: int | None = None
     warc_record_length: int | None = None
+    # Software and language headers of the response, raw (null without a response): see LoggedHeaders.
+    server: str | None = None
+    x_powered_by: str | None = None
+    content_language: str | None = None
     #: Not a column: the response was an HTML page (autodiscovery runs on it).
     html: bool = False
 
@@ -144,6 +148,23 @@ class FetchRecord:
     def for_context(cls, ctx: FetchContext, url: str, outcome: str, **fields: Any) -> FetchRecord:
         """A record for ``url``, requested with ``ctx``."""
         return cls(url=url, outcome=outcome, source=ctx.source, discovered_via=ctx.via, depth=ctx.depth, **fields)
+
+
+class LoggedHeaders(TypedDict):
+    """The response headers every fetch_log row keeps as sent (FetchRecord keyword arguments)."""
+
+    server: str | None
+    x_powered_by: str | None
+    content_language: str | None
+
+
+def logged_headers(headers: Mapping[str, str]) -> LoggedHeaders:
+    """The :class:`LoggedHeaders` of a response with these headers (lower-cased names); None when absent or empty."""
+    return LoggedHeaders(
+        server=headers.get("server") or None,
+        x_powered_by=headers.get("x-powered-by") or None,
+        content_language=headers.get("content-language") or None,
+    )
 
 
 @dataclass(slots=True)
@@ -158,11 +179,25 @@ class NotDue:
     previous: dict[str, Any] | None
 
 
+@dataclass(frozen=True, slots=True)
+class PageFacts:
+    """What the autodiscovery pass over an HTML page reads besides its feed links: the ``pages`` columns."""
+
+    html_lang: str | None = None  # <html lang> (else xml:lang), stripped; '' when declared empty
+    meta_generator: str | None = None  # the first non-empty <meta name="generator" content>, stripped
+    hreflangs: tuple[str, ...] = ()  # distinct hreflang values of <link rel=alternate> in the head, sorted
+    platforms: tuple[str, ...] = ()  # pipelines.document.platforms labels, sorted
+    rel_alternate: bool = False  # a link with a feed media type has the rel token alternate
+    rel_feed: bool = False  # a link with a feed media type has the rel token feed
+
+
 @dataclass(slots=True)
 class PageLinks:
-    """The feed links autodiscovery found on one HTML page (possibly none)."""
+    """The feed links autodiscovery found on one HTML page (possibly none), and what else the page says."""
 
     page_url: str  # after redirects
     requested_url: str
     links: list[FeedLink]
     followed: list[bool]
+    facts: PageFacts = field(default_factory=PageFacts)
+    fetched_at: datetime = field(default_factory=utcnow)  # the page's fetch_log fetched_at

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 #: major.minor. A reader refuses files whose major is newer than its own.
-# 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations.
-SCHEMA_VERSION = "1.4"
+# 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations;
+# 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files).
+SCHEMA_VERSION = "1.5"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -125,6 +126,37 @@ FEEDS: tuple[Field, ...] = (
     _f("update_frequency", pa.int32(), "sy:updateFrequency: updates per update_period (1 when absent)."),
     _f("cache_control", pa.string(), "The raw Cache-Control response header."),
     _f("expires", pa.string(), "The raw Expires response header."),
+    _f(
+        "generator",
+        pa.string(),
+        "The channel's generator: RSS generator text; Atom generator text, then its version and (uri) when given; "
+        "RSS 1.0 admin:generatorAgent rdf:resource. Null when absent.",
+    ),
+    _f(
+        "feed_date",
+        TIMESTAMP,
+        "The feed-level date in UTC: Atom updated (else published; Atom 0.3 modified); RSS lastBuildDate, else "
+        "pubDate, else dc:date; RSS 1.0 dc:date. Null when absent or unparseable.",
+    ),
+    _f("hub_url", pa.string(), "href of the first channel-level Atom link with rel token hub (WebSub), absolute."),
+    _f(
+        "link_rels",
+        STRINGS,
+        "Distinct rel tokens (lower-cased, sorted) of the channel-level Atom links that have an href; a missing "
+        "rel is alternate (self, hub, next, prev-archive...: RFC 5005 paging and archives).",
+    ),
+    _f(
+        "entry_languages",
+        STRINGS,
+        "Distinct xml:lang values (lower-cased, sorted) on items or any element inside them, and item dc:language.",
+    ),
+    _f("hreflangs", STRINGS, "Distinct hreflang values (stripped, sorted) of Atom links, channel and items."),
+    _f(
+        "platforms",
+        STRINGS,
+        "Publishing platforms (sorted labels) named by the generator and the response headers: see Platform "
+        "fingerprints.",
+    ),
     *WARC_FIELDS,
 )
 
@@ -158,6 +190,28 @@ ITEMS: tuple[Field, ...] = (
     _f("first_seen_job", pa.string(), "The first job in the dataset whose fetch of this feed had this item."),
     _f("is_new", pa.bool_(), "Whether no earlier job saw this item in this feed."),
     _f("is_changed", pa.bool_(), "Seen before, but with a different content_hash."),
+    _f(
+        "title_has_markup",
+        pa.bool_(),
+        "The title as written holds HTML markup: a tag in its text (RSS, Atom type html) or inside its div (Atom "
+        "xhtml). Null when no title.",
+    ),
+    _f(
+        "description_length",
+        pa.int32(),
+        "Characters of the description (RSS description, Atom summary) as written, escaped markup included; "
+        "null when absent.",
+    ),
+    _f(
+        "content_length",
+        pa.int32(),
+        "Characters of the full content (content:encoded, Atom content); null when absent.",
+    ),
+    _f(
+        "content_kind",
+        pa.string(),
+        "Kind of the main body (content, else description): html, xhtml or plain; null when the item has neither.",
+    ),
 )
 
 ELEMENT_USAGE: tuple[Field, ...] = (
@@ -197,6 +251,42 @@ LINKS: tuple[Field, ...] = (
     _f("conforms_atom", pa.bool_(), "Meets every MUST of the Atom autodiscovery draft.", nullable=False),
     _f("reasons", STRINGS, "Ids of the rules the link fails.", nullable=False),
     _f("followed", pa.bool_(), "Whether the crawl requested the href.", nullable=False),
+)
+
+PAGES: tuple[Field, ...] = (
+    _f("page_url", pa.string(), "The page, after redirects (links.page_url of its feed links).", nullable=False),
+    _f("url", pa.string(), "The URL as requested (fetch_log.url of the page's row).", nullable=False),
+    _f("site", pa.string(), "Registrable domain of page_url's host, as fetch_log.site."),
+    _f("html_lang", pa.string(), "The `<html>` lang attribute (else xml:lang) as written, stripped; '' when empty."),
+    _f("meta_generator", pa.string(), "The first non-empty `<meta name=generator>` content, stripped."),
+    _f(
+        "platforms",
+        STRINGS,
+        "Publishing platforms named by the page's generator metas, markers in its first 32 KB and its response "
+        "headers (sorted labels of the platform table).",
+        nullable=False,
+    ),
+    _f(
+        "hreflangs",
+        STRINGS,
+        "Distinct hreflang values of `<link rel=alternate>` in the head, stripped, sorted.",
+        nullable=False,
+    ),
+    _f("feed_links", pa.int32(), "Number of feed links on the page (its rows in links).", nullable=False),
+    _f(
+        "rel_alternate",
+        pa.bool_(),
+        "A `<link>` with a feed media type has the rel token alternate (exactly when feed_links > 0).",
+        nullable=False,
+    ),
+    _f(
+        "rel_feed",
+        pa.bool_(),
+        "A `<link>` with a feed media type has the rel token feed (with or without alternate; rel=feed alone "
+        "makes no feed link).",
+        nullable=False,
+    ),
+    _f("fetched_at", TIMESTAMP, "When the page was received (its fetch_log row's fetched_at).", nullable=False),
 )
 
 CONFORMANCE: tuple[Field, ...] = (
@@ -257,6 +347,15 @@ FETCH_LOG: tuple[Field, ...] = (
     ),
     _f("due_reason", pa.string(), "next_due's reasoning in words, e.g. 'ttl 60 min, then skipHours 0-5'."),
     *WARC_FIELDS,
+    _f("server", pa.string(), "The raw Server response header; null without a response."),
+    _f("x_powered_by", pa.string(), "The raw X-Powered-By response header; null without a response."),
+    _f("content_language", pa.string(), "The raw Content-Language response header; null without a response."),
+    _f(
+        "site",
+        pa.string(),
+        "Registrable domain of url's host by the Public Suffix List, private suffixes included (x.blogspot.com); "
+        "an IP address or one-label host is its own site; ASCII (punycode) form; null when url has no host.",
+    ),
 )
 
 WORKERS: tuple[Field, ...] = (
@@ -289,6 +388,7 @@ TABLES: dict[str, tuple[Field, ...]] = {
     "items": ITEMS,
     "element_usage": ELEMENT_USAGE,
     "links": LINKS,
+    "pages": PAGES,
     "conformance": CONFORMANCE,
     "fetch_log": FETCH_LOG,
     "workers": WORKERS,

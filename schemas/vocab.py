@@ -139,3 +139,11 @@ class IdentitySource(StrEnum):
     GUID = "guid"  # RSS guid, Atom id, RSS 1.0 rdf:about
     LINK = "link"  # no guid: the item's link
     HASH = "hash"  # neither: a hash of title, description and enclosure URL
+
+
+class ContentKind(StrEnum):
+    """``items.content_kind``: the kind of an item's main body (its full content, else its description)."""
+
+    HTML = "html"  # Atom type html; RSS content:encoded; an RSS description whose text holds a tag
+    XHTML = "xhtml"  # Atom type xhtml
+    PLAIN = "plain"  # Atom type text (or any other type); an RSS description without a tag

@@ -70,6 +70,37 @@ documents each id. Decisions taken where the specs and browsers leave room:
   false and the reason ``not-in-head``; ``follow_body=False`` is the strict
   reading (``--head-only``). A syntactically invalid URI (``href-not-uri``, e.g. a
   space) stays followable: the crawler escapes it like a browser would.
+
+``read_page(body, url, headers)`` returns the same links and, from the same
+tokenizer pass (no second parse), what else the page says: the ``pages``
+table's ``schemas.items.PageFacts``. Decisions:
+
+* ``html_lang``: the ``lang`` attribute of the ``<html>`` start tag, else its
+  ``xml:lang``, stripped of ASCII whitespace ('' when declared empty). As the
+  HTML parser merges the attributes of a later ``<html>`` tag into the root
+  element, the first tag that has the attribute gives it.
+* ``meta_generator``: the first ``<meta name="generator">`` (name in any ASCII
+  case, trimmed) with a non-empty ``content``, stripped, in the head (where
+  every generator we know writes it, and where a meta after ``</head>`` but
+  before the body still goes). A generator meta in the body is not read: the
+  body fast path would have to stop at every body ``<meta>`` (microdata), which
+  measured three times slower on such pages; the page markers still see the
+  platform. Pages often carry several (``WordPress 6.4`` then a page
+  builder's); all of them, up to ``_MAX_GENERATORS``, go to the platform
+  fingerprints, the first is the column.
+* ``hreflangs``: the distinct ``hreflang`` values, stripped, non-empty, of the
+  ``<link>`` elements in the head whose rel has the token ``alternate`` (the
+  translations of the page, and feed links in a language), sorted. Body links
+  are left out: search engines read hreflang in the head only.
+* ``platforms``: ``pipelines.document.platforms`` over the generator metas, the
+  first ``PAGE_HEAD_CHARS`` characters of the decoded page and the response
+  headers, sorted.
+* ``rel_alternate`` / ``rel_feed``: whether any ``<link>`` with a feed media
+  type (the type test of a feed link above) has the rel token ``alternate`` /
+  ``feed`` in any ASCII case, in the head or the body. ``rel_alternate`` is true exactly when the page has feed
+  links; ``rel_feed`` also sees ``rel="feed"`` alone, which is no feed link
+  here (neither spec names it) but is one for mnot's feed-survey, so the
+  survey can report both readings.
 """
 
 from __future__ import annotations
@@ -90,10 +121,11 @@ from crawler.fetch.urirefs import (
     unsplit,
 )
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, UrlFault, url_faults
-from schemas.items import LINK_FIELDS, FeedLink
+from pipelines.document.platforms import from_generator, from_headers, from_page
+from schemas.items import LINK_FIELDS, FeedLink, PageFacts
 from schemas.vocab import MEDIA_TYPE_FORMAT, FeedFormat
 
-__all__ = ["LINK_FIELDS", "RULES", "FeedLink", "decode_html", "discover"]
+__all__ = ["LINK_FIELDS", "RULES", "FeedLink", "PageFacts", "PageRead", "decode_html", "discover", "read_page"]
 
 RULES: dict[str, str] = {
     "not-in-head": "The link is in the body, not the head (RSS Board: must be placed within the head element; "
@@ -153,6 +185,9 @@ _FAULT_RULE: dict[UrlFault, str] = {
 
 #: Feed family by media type essence (lowercase, no parameters).
 _FORMAT_OF: dict[str, FeedFormat] = {str(media): fmt for media, fmt in MEDIA_TYPE_FORMAT.items()}
+#: Generator metas read for the platform fingerprints: a page has one to three; a hostile one may have
+#: thousands, and each is matched against every platform's tokens.
+_MAX_GENERATORS = 16
 
 
 # ---------------------------------------------------------------------------
@@ -172,15 +207,11 @@ class _RawLink:
     feed_type: FeedFormat
 
 
-def _feed_type(attrs: Mapping[str, str]) -> FeedFormat | None:
-    rel = attrs.get("rel")
-    media = attrs.get("type")
-    if rel is None or media is None:
+def _media_format(media: str | None) -> FeedFormat | None:
+    """The feed family of a type attribute (trimmed, parameters dropped, any ASCII case); None for any other type."""
+    if media is None:
         return None
-    if "alternate" not in (ascii_lower(token) for token in rel.split()):
-        return None
-    essence = ascii_lower(media.split(";", 1)[0].strip(WS))
-    return _FORMAT_OF.get(essence)
+    return _FORMAT_OF.get(ascii_lower(media.split(";", 1)[0].strip(WS)))
 
 
 # A start tag in each mode: (the mode after it, whether the tag is used up by the mode switch).
@@ -229,16 +260,55 @@ _START_IN_MODE: tuple[Callable[[str], tuple[int, bool]], ...] = (
 )
 
 
-class _Scanner:
-    """The state of one scan: insertion mode, template nesting, the first base href, the feed links so far."""
+@dataclass(frozen=True, slots=True)
+class _Scanned:
+    """What one scan found: the feed links in order, the first base href, and the page facts' raw material."""
 
-    __slots__ = ("base_href", "links", "mode", "template_depth")
+    links: list[_RawLink]
+    base_href: str | None
+    lang: str | None  # <html lang>, first one wins
+    xml_lang: str | None  # <html xml:lang>, first one wins
+    generators: list[str]  # non-empty <meta name=generator> contents, stripped, in order
+    hreflangs: frozenset[str]
+    rel_feed: bool
+
+
+class _Scanner:
+    """The state of one scan: insertion mode, template nesting, the first base href, what was found so far."""
+
+    __slots__ = (
+        "base_href",
+        "generators",
+        "hreflangs",
+        "lang",
+        "links",
+        "mode",
+        "rel_feed",
+        "template_depth",
+        "xml_lang",
+    )
 
     def __init__(self) -> None:
         self.mode = _BEFORE_HEAD
         self.template_depth = 0
         self.base_href: str | None = None
         self.links: list[_RawLink] = []
+        self.lang: str | None = None
+        self.xml_lang: str | None = None
+        self.generators: list[str] = []
+        self.hreflangs: set[str] = set()
+        self.rel_feed = False
+
+    def result(self) -> _Scanned:
+        return _Scanned(
+            self.links,
+            self.base_href,
+            self.lang,
+            self.xml_lang,
+            self.generators,
+            frozenset(self.hreflangs),
+            self.rel_feed,
+        )
 
     def take(self, kind: int, name: str, src: str) -> None:
         if self.template_depth:  # template contents are not part of the document
@@ -263,17 +333,51 @@ class _Scanner:
             self.mode = _IN_BODY
 
     def _start(self, name: str, src: str) -> None:
+        if name == "html":  # its attributes count in any mode, though the mode switch uses the tag up
+            self._html(src)
         self.mode, used_up = _START_IN_MODE[self.mode](name)
         if not used_up:
             element = _ELEMENTS.get(name)
             if element is not None:
                 element(self, src)
 
+    def _html(self, src: str) -> None:
+        attrs = parse_attrs(src)
+        lang, xml_lang = attrs.get("lang"), attrs.get("xml:lang")
+        if self.lang is None and lang is not None:
+            self.lang = lang.strip(WS)
+        if self.xml_lang is None and xml_lang is not None:
+            self.xml_lang = xml_lang.strip(WS)
+
     def _link(self, src: str) -> None:
         attrs = parse_attrs(src)
-        feed_type = _feed_type(attrs)
-        if feed_type is not None:
-            self.links.append(_RawLink(attrs, self.mode < _IN_BODY, feed_type))
+        rel = attrs.get("rel")
+        if rel is None:
+            return
+        tokens = {ascii_lower(token) for token in rel.split()}
+        in_head = self.mode < _IN_BODY
+        if in_head and "alternate" in tokens:
+            hreflang = attrs.get("hreflang", "").strip(WS)
+            if hreflang:
+                self.hreflangs.add(hreflang)
+        feed_type = _media_format(attrs.get("type"))
+        if feed_type is None:
+            return
+        if "feed" in tokens:
+            self.rel_feed = True
+        if "alternate" in tokens:
+            self.links.append(_RawLink(attrs, in_head, feed_type))
+
+    def _meta(self, src: str) -> None:
+        if self.mode >= _IN_BODY or len(self.generators) >= _MAX_GENERATORS:
+            return
+        attrs = parse_attrs(src)
+        name = attrs.get("name")
+        if name is None or ascii_lower(name.strip(WS)) != "generator":
+            return
+        content = attrs.get("content", "").strip(WS)
+        if content:
+            self.generators.append(content)
 
     def _base(self, src: str) -> None:
         if self.base_href is None:
@@ -287,14 +391,17 @@ class _Scanner:
 _ELEMENTS: dict[str, Callable[[_Scanner, str], None]] = {
     "link": _Scanner._link,
     "base": _Scanner._base,
+    "meta": _Scanner._meta,
     "template": _Scanner._template,
 }
-#: Body markup the scan can jump over: everything but the start tags it reads.
-_BODY_SKIP = body_skipper(_ELEMENTS)
+#: Body markup the scan can jump over: everything but the start tags it reads there (``html`` too: see
+#: ``_start``). Not ``meta``: generator metas are read in the head only, and stopping at every body meta
+#: (schema.org microdata puts hundreds on a page) tripled the scan of such a page.
+_BODY_SKIP = body_skipper(("link", "base", "template", "html"))
 
 
-def _scan(text: str, *, fast: bool = True) -> tuple[list[_RawLink], str | None]:
-    """The feed links of a document, in order, and the href of its first ``<base href>``.
+def _scan(text: str, *, fast: bool = True) -> _Scanned:
+    """The feed links of a document, in order, the href of its first ``<base href>``, and the page facts read.
 
     ``fast`` lets ``_BODY_SKIP`` jump over body markup that cannot matter; the
     result is the same without it (a test checks), only slower.
@@ -308,7 +415,7 @@ def _scan(text: str, *, fast: bool = True) -> tuple[list[_RawLink], str | None]:
             pos = skip.end()
         token = next_token(text, pos)
         if token is None:
-            return scanner.links, scanner.base_href
+            return scanner.result()
         kind, name, src, pos = token
         scanner.take(kind, name, src)
 
@@ -344,10 +451,55 @@ def discover(
     text = _document_text(body, headers)
     if text is None:
         return []
-    raw_links, base_href = _scan(text)
+    return _judge_links(_scan(text), url, follow_body, max_url_length)
+
+
+@dataclass(frozen=True, slots=True)
+class PageRead:
+    """What :func:`read_page` reads from one HTML page: its feed links and its facts."""
+
+    links: list[FeedLink]
+    facts: PageFacts
+
+
+def read_page(
+    body: bytes,
+    url: str | None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    follow_body: bool = True,
+    max_url_length: int = DEFAULT_MAX_URL_LENGTH,
+) -> PageRead:
+    """:func:`discover`'s links and, from the same pass, the page's facts (``pages`` columns; see the module docstring).
+
+    ``headers``: the response's headers, names lower-cased (their platform fingerprints count too).
+    Never raises, like :func:`discover`.
+    """
+    header_platforms = from_headers(headers or {})
+    text = _document_text(body, headers)
+    if text is None:
+        return PageRead([], PageFacts(platforms=tuple(sorted(header_platforms))))
+    scanned = _scan(text)
+    platforms = set(header_platforms) | from_page(text)
+    for generator in scanned.generators:
+        platforms |= from_generator(generator)
+    facts = PageFacts(
+        html_lang=scanned.lang if scanned.lang is not None else scanned.xml_lang,
+        meta_generator=scanned.generators[0] if scanned.generators else None,
+        hreflangs=tuple(sorted(scanned.hreflangs)),
+        platforms=tuple(sorted(platforms)),
+        rel_alternate=bool(scanned.links),
+        rel_feed=scanned.rel_feed,
+    )
+    return PageRead(_judge_links(scanned, url, follow_body, max_url_length), facts)
+
+
+def _judge_links(scanned: _Scanned, url: str | None, follow_body: bool, max_url_length: int) -> list[FeedLink]:
+    """The feed links of a scan, resolved, judged and with duplicates dropped, in page order."""
+    raw_links = scanned.links
     if not raw_links:
         return []
-    base = base_parts(url or "", base_href)
+    base = base_parts(url or "", scanned.base_href)
     kept: dict[object, _Judged] = {}  # by what makes two links the same feed, in page order
     for raw in raw_links:
         href, failed, key = _judge_href(raw.attrs.get("href"), base, max_url_length)

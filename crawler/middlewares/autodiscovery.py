@@ -1,8 +1,10 @@
 """The autodiscovery spider middleware: the thin Scrapy component around ``crawler.fetch.discovery``.
 
-``AutodiscoveryMiddleware`` runs ``crawler.fetch.discovery.discover`` on every
-HTML response the spider marked, hands a ``PageLinks`` item to the pipelines
-and yields requests for the feeds the page advertises.
+``AutodiscoveryMiddleware`` runs ``crawler.fetch.discovery.read_page`` on
+every HTML response the spider marked, hands one ``PageLinks`` item to the pipelines (the page's ``links`` and
+``pages`` rows, and what the reflexive pipeline learns of the page), and
+yields requests for the feeds the page advertises. One item per page, not one
+per table: each item costs Scrapy's item machinery on the reactor thread.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.fetch.discovery import discover
+from crawler.fetch.discovery import read_page
 from crawler.fetch.guess import guess_feed_urls
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
 from crawler.requests import context_of, first_url
-from crawler.spiders.census import CensusSpider
+from crawler.spiders.census import CensusSpider, response_headers
 from schemas.items import FeedLink, FetchRecord, PageLinks
 from schemas.vocab import Expect, Via
 
@@ -57,38 +59,44 @@ class AutodiscoveryMiddleware:
         )
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
-        html = False
+        page: FetchRecord | None = None
         for o in result:
-            html = html or _is_html_record(o)
+            page = page or _html_record(o)
             yield o
-        if html:
-            yield from self._discover(response)
+        if page is not None:
+            yield from self._discover(response, page)
 
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        html = False
+        page: FetchRecord | None = None
         async for o in result:
-            html = html or _is_html_record(o)
+            page = page or _html_record(o)
             yield o
-        if html:
-            for o in self._discover(response):
+        if page is not None:
+            for o in self._discover(response, page):
                 yield o
 
-    def _discover(self, response: Response) -> Iterator[Any]:
+    def _discover(self, response: Response, record: FetchRecord) -> Iterator[Any]:
         spider = self.crawler.spider
         if not isinstance(spider, CensusSpider):
             return
         ctx = context_of(response)
-        headers = {"content-type": (response.headers.get(b"Content-Type") or b"").decode("latin-1")}
-        links = discover(
+        headers = response_headers(response)
+        # The encoding is decided on the last Content-Type header alone, as before the other headers came along.
+        headers["content-type"] = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+        read = read_page(
             response.body, response.url, headers, follow_body=self.follow_body, max_url_length=self.max_url_length
         )
+        links = read.links
         self._count(links)
-        yield PageLinks(
+        page = PageLinks(
             page_url=response.url,
             requested_url=first_url(response),
             links=links,
             followed=[link.followable and self.follow for link in links],
+            facts=read.facts,
+            fetched_at=record.fetched_at,  # the page's fetch_log row and its pages row tell the same time
         )
+        yield page  # the links rows and the pages row, written together by the Parquet pipeline
         if not self.follow:
             return
         for link in links:
@@ -111,5 +119,5 @@ class AutodiscoveryMiddleware:
                 stats.inc_value(f"autodiscovery/reason_count/{reason}")
 
 
-def _is_html_record(o: object) -> bool:
-    return isinstance(o, FetchRecord) and o.html
+def _html_record(o: object) -> FetchRecord | None:
+    return o if isinstance(o, FetchRecord) and o.html else None

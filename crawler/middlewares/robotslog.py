@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
 from crawler.outcomes import classify_exception
 from crawler.requests import first_url, has_context
+from crawler.spiders.census import response_headers
 from pipelines.writer import Dataset, dataset_of
-from schemas.items import FetchRecord
+from schemas.items import FetchRecord, logged_headers
 from schemas.vocab import Outcome, Via
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class RobotsLogMiddleware:
                     content_type=(response.headers.get(b"Content-Type") or b"").decode("latin-1") or None,
                     bytes=len(response.body),
                     **warc_columns(self.locations, response, request),
+                    **logged_headers(response_headers(response)),
                 )
             )
         return response

@@ -29,7 +29,7 @@ from crawler.requests import context_of, first_url, make_request
 from pipelines.document.sniff import Sniffed, sniff
 from pipelines.history import history_of
 from pipelines.writer import Dataset, dataset_of
-from schemas.items import FeedDocument, FetchContext, FetchRecord, NotDue
+from schemas.items import FeedDocument, FetchContext, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Expect, Outcome, Via
 
 if TYPE_CHECKING:
@@ -57,6 +57,11 @@ def header_text(response: Response, name: bytes) -> str | None:
     """A response header as text (latin-1, as HTTP is), None when absent or empty."""
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None
+
+
+def response_headers(response: Response) -> dict[str, str]:
+    """A response's headers as plain text: names lower-cased, repeated headers joined with ', ' (RFC 9110 5.3)."""
+    return {k.decode("latin-1").lower(): b", ".join(v).decode("latin-1") for k, v in response.headers.items()}
 
 
 class CensusSpider(Spider):
@@ -187,6 +192,7 @@ class CensusSpider(Spider):
             content_type=ctype,
             bytes=len(response.body),
             **self._warc(response),
+            **logged_headers(response_headers(response)),
         )
         if kind == Sniffed.OPML:
             yield from self._opml_response(response, ctx, record)
@@ -208,7 +214,7 @@ class CensusSpider(Spider):
             url=first_url(response),
             final_url=response.url,
             status=response.status,
-            headers={k.decode("latin-1").lower(): b", ".join(v).decode("latin-1") for k, v in response.headers.items()},
+            headers=response_headers(response),
             body=response.body,
             discovered_via=ctx.via,
             source=ctx.source,
@@ -237,6 +243,7 @@ class CensusSpider(Spider):
             status=response.status,
             ctype=record.content_type,
             **self._warc(response),
+            **logged_headers(response_headers(response)),
         )
         if doc.ok:
             yield from self._expand_opml(doc, response.url, ctx)
@@ -255,6 +262,7 @@ class CensusSpider(Spider):
             content_type=header_text(response, b"Content-Type") if response is not None else None,
             bytes=len(response.body) if response is not None else None,
             **(self._warc(response) if response is not None else {}),
+            **logged_headers(response_headers(response) if response is not None else {}),
         )
         archived = request.cb_kwargs.get("archived")
         if archived:  # a web archive's record (feedcensus commoncrawl): the row is about the URL it holds
@@ -289,9 +297,9 @@ class CensusSpider(Spider):
         bytes_: int | None,
         status: int | None = None,
         ctype: str | None = None,
-        **archived: Any,
+        **response_fields: Any,
     ) -> FetchRecord:
-        """The list's own row (``archived``: where its response is archived, see ``_warc``)."""
+        """The list's own row (``response_fields``: where its response is archived, see ``_warc``, and its logged headers)."""
         outcome, error = Outcome.OPML, None
         if not doc.ok:
             outcome, error = Outcome.NOT_FEED, one_line(doc.error)
@@ -309,7 +317,7 @@ class CensusSpider(Spider):
             depth=ctx.depth,
             content_type=ctype,
             bytes=bytes_,
-            **archived,
+            **response_fields,
         )
 
     def _expand_opml(

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks
+from pipelines.document.platforms import from_generator, from_headers
+from pipelines.document.sites import site_of
+from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks, logged_headers
 from schemas.tables import FEEDS
 
 if TYPE_CHECKING:
@@ -75,6 +77,11 @@ def fetch_row(rec: FetchRecord) -> Row:
         "due_hint": rec.due_hint,
         "due_reason": rec.due_reason,
         **warc_location(rec),
+        "server": rec.server,
+        "x_powered_by": rec.x_powered_by,
+        "content_language": rec.content_language,
+        # Derived here, from the URL alone, so every row has it whoever made the record (inputs, drops, robots).
+        "site": site_of(rec.url),
     }
 
 
@@ -85,6 +92,26 @@ def link_rows(page: PageLinks) -> list[Row]:
         row["reasons"] = list(link.reasons)
         rows.append(row)
     return rows
+
+
+def page_rows(page: PageLinks) -> list[Row]:
+    """The ``pages`` row of an HTML page autodiscovery read (one, whether or not it advertises feeds)."""
+    facts = page.facts
+    return [
+        {
+            "page_url": page.page_url,
+            "url": page.requested_url,
+            "site": site_of(page.page_url),
+            "html_lang": facts.html_lang,
+            "meta_generator": facts.meta_generator,
+            "platforms": list(facts.platforms),
+            "hreflangs": list(facts.hreflangs),
+            "feed_links": len(page.links),
+            "rel_alternate": facts.rel_alternate,
+            "rel_feed": facts.rel_feed,
+            "fetched_at": page.fetched_at,
+        }
+    ]
 
 
 def feed_rows(
@@ -147,6 +174,13 @@ def feed_rows(
                 "update_frequency": parsed.update_frequency,
                 "cache_control": doc.headers.get("cache-control"),
                 "expires": doc.headers.get("expires"),
+                "generator": parsed.generator,
+                "feed_date": parsed.feed_date,
+                "hub_url": parsed.hub_url,
+                "link_rels": list(parsed.link_rels),
+                "entry_languages": list(parsed.entry_languages),
+                "hreflangs": list(parsed.hreflangs),
+                "platforms": sorted(from_generator(parsed.generator) | from_headers(doc.headers)),
                 **warc_location(doc),
             }
         ],
@@ -175,6 +209,10 @@ def feed_rows(
                 "first_seen_job": job_id,
                 "is_new": True,
                 "is_changed": False,
+                "title_has_markup": it.title_has_markup,
+                "description_length": it.description_length,
+                "content_length": it.content_length,
+                "content_kind": it.content_kind,
             }
             for it in parsed.items
         ],
@@ -226,6 +264,7 @@ def feed_rows(
                     bytes=len(doc.body),
                     fetched_at=doc.fetched_at,
                     **warc_location(doc),
+                    **logged_headers(doc.headers),
                 )
             )
         ],
