@@ -22,6 +22,7 @@ EXPECTED = {
     "survey": ["dc:creator", "wfw:commentRss", "RSS Advisory Board 2007", "2005 survey", "RSS item elements"],
     "autodiscovery": ["rss-rel-not-lowercase", "conforms_rss_spec", "does_not_advertise", "application/rss+xml"],
     "conformance": ["item-missing-guid", "rfc822-universal", "rfc822-other-zone", "Examples of failures"],
+    "breadth": ["Run summary and availability", "Freshness funnel", "Autodiscovery as the peer counts it", "Platforms"],
 }
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crawler.report.breadth import breadth_tables
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
 from pipelines.dataset.store import list_jobs, open_table
@@ -584,7 +585,7 @@ def _date_forms(con: duckdb.DuckDBPyConnection, fmt: str) -> Table:
 
 def _autodiscovery(con: duckdb.DuckDBPyConnection) -> tuple[Table, Table, Table, int]:
     con.execute(
-        """CREATE TEMP TABLE pages AS SELECT DISTINCT coalesce(final_url, url) AS page
+        """CREATE TEMP TABLE fetched_pages AS SELECT DISTINCT coalesce(final_url, url) AS page
            FROM fetch_log WHERE outcome = 'page'"""
     )
     con.execute(
@@ -595,7 +596,7 @@ def _autodiscovery(con: duckdb.DuckDBPyConnection) -> tuple[Table, Table, Table,
                     ELSE 'other' END AS kind
             FROM links"""
     )
-    pages = _one(con, "SELECT count(*) FROM pages")
+    pages = _one(con, "SELECT count(*) FROM fetched_pages")
     page_stats = _rows(
         con,
         """SELECT
@@ -609,7 +610,7 @@ def _autodiscovery(con: duckdb.DuckDBPyConnection) -> tuple[Table, Table, Table,
              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head AND lk.kind = 'RSS')
                               AND EXISTS (SELECT 1 FROM lk WHERE lk.page_url = p.page AND lk.in_head
                                           AND lk.kind = 'Atom')) AS both
-           FROM pages p""",
+           FROM fetched_pages p""",
     )[0]
     link = _rows(
         con,
@@ -839,8 +840,10 @@ def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
             _identities(con, n),
         ):
             tables[t.name] = t
+        # Before _autodiscovery, whose temporary table ``pages`` would hide the dataset's own.
+        breadth = breadth_tables(con)
         summary, kinds, reasons, pages = _autodiscovery(con)
-        for t in (summary, kinds, reasons, _reflexive(con, total), _usm(con)):
+        for t in (summary, kinds, reasons, _reflexive(con, total), _usm(con), *breadth):
             tables[t.name] = t
         return Survey(
             job_id=job,
