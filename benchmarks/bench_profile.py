@@ -113,10 +113,10 @@ def markdown(runs: list[Profiled], sites: int) -> str:
 def run(sites: int = 3000, top: int = 15) -> str:
     web = bench_crawl.Web(sites)
     try:
-        runs = [profile_crawl(web, sites, w, top) for w in ("0", "")]
+        runs = [profile_crawl(web, sites, w, top) for w in ("0", "auto")]
     finally:
         web.stop()
-    runs[1].label = "document pool (default FEEDCENSUS_WORKERS)"
+    runs[1].label = "document pool (FEEDCENSUS_WORKERS=auto)"
     return markdown(runs, sites)
 
 

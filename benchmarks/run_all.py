@@ -70,12 +70,17 @@ Ours does strictly more per response: autodiscovery on every page, parse + tally
 feed, and rows to Parquet, where the bare spider drops the body. With the project's settings the bare
 spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of machine.
 
-Why the 0.75x target is missed: ours needs about 2.5x the bare spider's CPU per response. In a cProfile
-of a 3,000-site crawl of ours, the per-feed path (parse, tally, checks, rows) is 26 % of the CPU,
-autodiscovery 4 %, the Parquet writer about 4 %; the rest is Scrapy's engine, downloader and item
-machinery, which for ours also carries one item per response through three pipelines, a dupefilter
-lookup per request and the project's own middlewares and extensions, where the bare spider yields
-nothing. A profile diff against the bare spider is the next step to find what else can go.
+Why the 0.75x target is missed. The per-feed path (parse, tally, profile checks, rows) now runs in
+document worker processes (`FEEDCENSUS_WORKERS`, one on this 2-core machine: the "+ workers" CPU);
+what is left on the reactor thread is what the crawl is bound by, about 2.7 ms of CPU per response
+at 10,000 sites against the bare spider's 1.4 ms. Benchmark 8 shows where it goes: the project's own
+code is 9 % of the reactor thread's profile (autodiscovery 10 % cumulative, the feed pipeline 4 %),
+the rest is Scrapy's engine, scraper, downloader and signals, Twisted and asyncio, carrying two
+responses, two items and their requests per site. Moving documents to workers costs CPU (pickling
+the job and the rows: the "CPU ms/response" of ours counts the workers too, hence the lower
+per-CPU-second ratio); on a machine with a core for the reactor and others for the workers, the
+rate is what counts. Next: fewer items per response (a page's fetch record and links as one item)
+and cheaper autodiscovery on the reactor thread.
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -89,12 +94,13 @@ Scrapy's default of 100 it spends about a third of its CPU starting those tasks,
 flatter us.
 """,
     "memory": """\
-Peak RSS stays flat from 10,000 to 50,000 feeds: rows are written to Parquet in batches
-(`FEEDCENSUS_BATCH_ROWS`, 20,000 rows per table) and each feed's parse tree is dropped as soon as its
-rows exist, so memory depends on the batch size and on Scrapy's in-flight requests, not on the number
-of feeds. Peak RSS is the kernel's high-water mark of the crawler process alone: each command is
-started through a small fork+exec wrapper, because an exec'd child's `ru_maxrss` starts at the RSS of
-the process it was forked from (the benchmark process holds the 44 MB corpus and more).
+Peak RSS (the crawl process; a document worker's own peak is in brackets) is measured with the
+document pool on, the default. Rows are written to Parquet in batches (`FEEDCENSUS_BATCH_ROWS`,
+20,000 rows per table) and each feed's tree lives only in a worker while it is parsed, so memory
+should depend on the batch size and on Scrapy's in-flight requests, not on the number of feeds.
+Peak RSS is the kernel's high-water mark of the crawl process: each command is started through a
+small fork+exec wrapper, because an exec'd child's `ru_maxrss` starts at the RSS of the process it
+was forked from (the benchmark process holds the 44 MB corpus and more).
 """,
     "peer": """\
 feed-survey fetches with `requests` in a thread pool (32 threads), parses with lxml and keeps aggregate

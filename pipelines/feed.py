@@ -4,7 +4,7 @@ Parse (``pipelines.document.feedparse``), tally (done in the same pass), check a
 the RSS Best Practices Profile (``pipelines.document.checks``), then rows for every
 table (``pipelines.document.rows``): :func:`pipelines.document.process.document_rows`,
 pure. It runs in a pool of worker processes (``FEEDCENSUS_WORKERS``, see
-:mod:`pipelines.document.pool`), or in this process when that is 0. What needs the
+:mod:`pipelines.document.pool`), or in this process when that is 0 (the default). What needs the
 earlier jobs of the dataset (which items are new, when the feed is next due) is added
 here, in the crawling process; this class also adds stats.
 
@@ -215,7 +215,7 @@ class FeedPipeline:
     def from_crawler(cls, crawler: Crawler) -> FeedPipeline:
         settings = crawler.settings
         given = settings.get("FEEDCENSUS_WORKERS")
-        workers = default_workers() if given in (None, "", "auto") else settings.getint("FEEDCENSUS_WORKERS")
+        workers = default_workers() if given == "auto" else settings.getint("FEEDCENSUS_WORKERS")
         return cls(crawler, workers=max(workers, 0), timeout=settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
 
     def open_spider(self) -> None:

@@ -28,8 +28,8 @@ def path_of(url: str | None) -> str | None:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-#: Feeds are parsed in worker processes by default; FEEDCENSUS_WORKERS=0 keeps it in the crawl's own.
-POOL = {"pool": (), "in-process": ("-s", "FEEDCENSUS_WORKERS=0")}
+#: Feeds parsed in worker processes (auto: cores - 1, at least one here), or in the crawl's own (the default).
+POOL = {"pool": ("-s", "FEEDCENSUS_WORKERS=1"), "in-process": ()}
 
 
 @pytest.fixture(scope="module", params=list(POOL))

@@ -592,7 +592,7 @@ def platforms(con: duckdb.DuckDBPyConnection) -> list[Table]:
             tuple(rows),
             intro="A platform is named by the feed's generator, its HTTP headers (Server, X-Powered-By, ...) or "
             "the markers of the page that advertises it (meta generator, /wp-content/ ...); the fingerprint "
-            "table is documented in docs/survey-breadth.md. Feeds without one are unknown.",
+            "table is documented in docs/datasets.md (Platform fingerprints). Feeds without one are unknown.",
             notes=_missing(("feeds", "platforms"), ("pages", "platforms")),
             chart=Chart("platform", "pct_feeds"),
         ),
