@@ -215,7 +215,7 @@ class FeedPipeline:
     def from_crawler(cls, crawler: Crawler) -> FeedPipeline:
         settings = crawler.settings
         given = settings.get("FEEDCENSUS_WORKERS")
-        workers = default_workers() if given == "auto" else settings.getint("FEEDCENSUS_WORKERS")
+        workers = default_workers() if str(given).strip() == "auto" else settings.getint("FEEDCENSUS_WORKERS")
         return cls(crawler, workers=max(workers, 0), timeout=settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
 
     def open_spider(self) -> None:

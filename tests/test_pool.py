@@ -151,3 +151,19 @@ def test_a_crawl_records_a_feed_that_ran_out_of_time_and_parses_the_others(tmp_p
     feeds = read_table(out, "feeds").to_pylist()
     assert [f["url"].rsplit("/", 1)[1] for f in feeds] == ["small.xml"]
     assert "parse_timeout 1" in proc.stdout + proc.stderr
+
+
+def test_the_worker_count_is_a_number_or_auto(tmp_path: Path) -> None:
+    web = Web()
+    web.add("/small.xml", Route(body=big_feed(2), headers=RSS))
+    with WebServer(web) as server:
+        url = server.url + "/small.xml"
+        auto = run_cli("crawl", "--out", str(tmp_path / "a"), "--url", url, "-s", "FEEDCENSUS_WORKERS=auto")
+        bad = run_cli("crawl", "--out", str(tmp_path / "b"), "--url", url, "-s", "FEEDCENSUS_WORKERS=many")
+    assert auto.returncode == 0, auto.stderr[-2000:]
+    workers = [line for line in auto.stderr.splitlines() if line.startswith("workers: ")]
+    assert workers == [] if default_workers() == 0 else workers[0].startswith(f"workers: {default_workers()} process")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "feedcensus crawl: -s FEEDCENSUS_WORKERS=many: FEEDCENSUS_WORKERS takes a whole number or auto, not 'many'"
+    ]

@@ -106,6 +106,16 @@ def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
     return None  # a string, a list of strings, or no default: any text goes
 
 
+def _as_workers(value: str) -> object:
+    return value if value.strip() == "auto" else int(value)
+
+
+#: Settings whose values are not judged by their default's type.
+OWN_TYPES: dict[str, tuple[str, Callable[[str], object]]] = {
+    "FEEDCENSUS_WORKERS": ("a whole number or auto", _as_workers),
+}
+
+
 def parse_overrides(values: Sequence[str], settings: Any) -> list[tuple[str, str]]:
     """``-s NAME=VALUE`` pairs, each value checked against the type of the setting's default."""
     pairs = []
@@ -113,7 +123,7 @@ def parse_overrides(values: Sequence[str], settings: Any) -> list[tuple[str, str
         key, sep, value = kv.partition("=")
         if not sep or not key:
             raise fail(f"-s takes NAME=VALUE, not {kv!r}")
-        expected = expected_type(settings.get(key))
+        expected = OWN_TYPES.get(key) or expected_type(settings.get(key))
         if expected is not None:
             words, check = expected
             try:
