@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FeedPipeline", "FeedRows", "Known", "document_rows", "incremental_rows", "process_document"]
+__all__ = ["FeedPipeline", "FeedRows", "Known", "document_rows", "parsed_rows", "process_document", "settled_rows"]
 
 
 #: FeedRows.outcome of a 200 whose body hashes as last time (its fetch_log outcome is ``feed``).
@@ -74,29 +74,6 @@ class FeedRows:
     rows: TableRows
     failures: tuple[RuleFailure, ...] = ()
     outcome: str = Outcome.FEED  # feed (parsed), not_modified, unchanged (same body), not_feed
-
-
-def incremental_rows(
-    doc: FeedDocument,
-    *,
-    job_id: str | None,
-    known: Known | None,
-    seen: Callable[[], Mapping[str, Seen]],
-    policy: Policy,
-    now: datetime | None = None,
-) -> FeedRows:
-    """The per-feed path of an incremental crawl (pure): parse only what changed, mark what is new.
-
-    A 304 or a body that hashes as last time carries the previous facts forward and parses
-    nothing; anything else is parsed and its items compared with the identities already seen
-    (``seen`` is called only then). Every fetch_log row of a feed says when it is next due.
-    """
-    digest = content_digest(doc)
-    result = settled_rows(doc, digest, known, policy)
-    if result is None:
-        rows, failures = document_rows(doc, now, job_id=job_id, content_hash=digest)
-        result = parsed_rows(doc, rows, failures, seen, policy)
-    return result
 
 
 def content_digest(doc: FeedDocument) -> str | None:
