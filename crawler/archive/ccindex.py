@@ -11,9 +11,10 @@ with DuckDB. Pure: paths in, plain rows out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 #: The feed media types Common Crawl's MIME detection gives (``content_mime_detected``).
 FEED_TYPES: Final = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
@@ -64,6 +65,10 @@ def read_index(source: str, *, pages: int = 0, where: str | None = None) -> Sele
     with the smallest hash of their URL. Rows are in index order (feeds) and hash order (pages). A
     row's MIME type is ``content_mime_detected``, or ``content_mime_type`` where that is null.
     """
+    # Imported here: Scrapy's spider loader imports every spider module, the archive spider's
+    # included, so a module-level import would cost every crawl DuckDB's start-up (0.1 s).
+    import duckdb
+
     con = duckdb.connect()
     try:
         relation = _open(con, source)

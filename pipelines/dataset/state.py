@@ -60,17 +60,19 @@ from datetime import UTC, datetime, timedelta
 from itertools import repeat
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from pipelines.dataset.schedule import DEFAULT_WINDOW, items_per_week
 from pipelines.dataset.store import is_running_marker, list_jobs, open_table, resolve_root
 from schemas.tables import FEEDS, PARTITION_KEY
 from schemas.vocab import FeedFormat
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 __all__ = ["INDEX_NAME", "LAYOUT_VERSION", "STATE_DIR", "FeedState", "SeenItem", "StateIndex"]
 
@@ -97,8 +99,6 @@ _FEED_NAMES = tuple(f.name for f in FEEDS)
 _FEED_TIMESTAMPS = frozenset(f.name for f in FEEDS if pa.types.is_timestamp(f.type))
 #: What an index must have been built with to be reused: the layout, and the feeds columns its rows list.
 _META = {"layout": LAYOUT_VERSION, "feeds_columns": ",".join(_FEED_NAMES)}
-_NO_STRING = pa.scalar(None, pa.string())
-_EMPTY_STRING = pa.scalar("", pa.string())
 #: sqlite error names after which the shared index is left alone (a private one is built).
 _NOT_OURS = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"})
 
@@ -276,7 +276,9 @@ def _decode_row(text: str) -> dict[str, Any]:
 
 def _nonempty(values: pa.Array[Any]) -> pa.Array[Any]:
     """The strings, with empty ones as null."""
-    result: pa.Array[Any] = pc.if_else(pc.equal(values, _EMPTY_STRING), _NO_STRING, values)
+    # Scalars made here, not at import: pa.scalar imports pandas (0.2 s), which a first job never needs.
+    empty, null = pa.scalar("", pa.string()), pa.scalar(None, pa.string())
+    result: pa.Array[Any] = pc.if_else(pc.equal(values, empty), null, values)
     return result
 
 
@@ -307,6 +309,8 @@ def _create(conn: sqlite3.Connection, db: str) -> None:
 
 
 def _index_feeds(conn: sqlite3.Connection, db: str, out: str, job: str, order: int) -> None:
+    import pyarrow.dataset as ds  # only when there is an earlier job to read (see store.open_table)
+
     sql = _UPSERT_FEED.format(db=db)
     usable = ds.field("format") != FeedFormat.UNKNOWN.value
     for batch in _batches(out, "feeds", job, list(_FEED_NAMES), usable):

@@ -20,14 +20,16 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from schemas.tables import PARTITION_KEY, TABLES, arrow_schema, check_version
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 logger = logging.getLogger(__name__)
 
@@ -317,6 +319,9 @@ def committed_urls(out: str, job_id: str) -> set[str]:
 
 def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
     """A pyarrow dataset of one table (one job, or all), schema version checked."""
+    # Imported here: pyarrow.dataset imports pandas (0.4 s), which a crawl that reads no earlier job never needs.
+    import pyarrow.dataset as ds
+
     fs, root = resolve_root(out)
     path = f"{root}/{table}"
     if job_id is not None:
