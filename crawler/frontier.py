@@ -15,9 +15,10 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   what goes back to the queue if that worker dies), ``workers`` (hash: worker -> JSON
   host, pid, started, state, heartbeat, requests), ``not_due`` (set: the feeds recorded
   as not due, so one worker records each) and ``meta`` (hash: created, state
-  running|done, seeded, input_hosts). A scheduled re-crawl is a new job, so it never inherits the
-  previous one's duplicate filter; :meth:`Frontier.finish` makes every key of a
-  job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
+  running|done, seeded, input_hosts), ``children:<url>`` and ``children_before:<url>`` (sets of
+  fingerprints, see below) with ``parents`` (set: the URLs that have them). A scheduled re-crawl
+  is a new job, so it never inherits the previous one's duplicate filter; :meth:`Frontier.finish`
+  makes every key of a job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
 - **Leases.** Popping a request leases its URL to the worker, in one Lua script (one
   round trip): a worker killed with SIGKILL loses nothing, because a worker whose
   heartbeat is older than ``FEEDCENSUS_FRONTIER_LEASE`` seconds is dead and any live
@@ -27,6 +28,18 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
   then the requests its response made are queued. Every time is the Redis server's
   clock, so machines need not agree on the time.
+- **A page read again is not its own duplicate.** A worker killed after it read a page and
+  queued the feeds it names, but before the page's rows were committed, has its lease of the
+  page put back: another worker reads the page again and names the same feeds, whose
+  fingerprints are in the duplicate filter. A single process reads the page once and writes
+  no ``duplicate`` row for them, so neither must the job. So a request pushed with the page
+  that named it (``parent``: its context's ``source``, which is the page's response URL) while
+  this worker leases that page is noted in ``children:<page>``; when the lease goes back to the
+  queue uncommitted those notes move to ``children_before:<page>``, and the next reading's push
+  of one of them is answered :attr:`Pushed.ALREADY_QUEUED`: not queued again (it was queued,
+  leased or fetched once), no ``duplicate`` row. Each note is used once, so a page that names a
+  URL twice still gives the second mention its ``duplicate`` row, as in one process. The notes
+  are deleted when the page's lease is released after its commit (or let go).
 - **Seeding first.** The coordinator (the process with inputs) queues every input before it
   takes any request itself (:attr:`FrontierWorker.seeding`); Scrapy reads ``start()`` lazily,
   so otherwise each input would be popped again by the coordinator as soon as it was pushed
@@ -57,6 +70,7 @@ fetched twice; a lease no committed row names is let go when its worker finishes
 from __future__ import annotations
 
 import base64
+import enum
 import itertools
 import json
 import logging
@@ -88,7 +102,7 @@ from twisted.internet import task
 
 from pipelines.history import history_of
 from pipelines.writer import Dataset
-from schemas.items import FetchContext
+from schemas.items import FetchContext, context_from_meta
 
 if TYPE_CHECKING:
     from typing import Self
@@ -123,10 +137,22 @@ STAT_ORPHANED: Final = "feedcensus/frontier/orphaned"
 STAT_COMMANDS: Final = "feedcensus/frontier/redis_commands"
 #: The job's queue length at this worker's last heartbeat (the progress line shows it as pending).
 STAT_QUEUED: Final = "feedcensus/frontier/queued"
+#: Requests a page read again named, which its earlier, uncommitted reading had queued (no duplicate row).
+STAT_ALREADY_QUEUED: Final = "feedcensus/frontier/already_queued"
 
 
 class FrontierError(Exception):
     """The frontier cannot be used (one line; a Redis URL in it never carries its password)."""
+
+
+class Pushed(enum.IntEnum):
+    """What :meth:`Frontier.push` did; false only for a duplicate, which the scheduler drops (one row)."""
+
+    DUPLICATE = 0  # its fingerprint was seen in this job: not queued
+    QUEUED = 1
+    #: Seen, but queued by an earlier reading of the same page, whose lease went back to the queue
+    #: before its rows were committed: not queued again, and no duplicate (one process reads a page once).
+    ALREADY_QUEUED = 2
 
 
 # --- Redis URLs -------------------------------------------------------------------------------
@@ -234,6 +260,22 @@ local function release(url)
   redis.call('HDEL', p .. 'leases', url)
   return 1
 end
+-- The requests a reading of url queued (children:<url>) become those an earlier reading queued
+-- (children_before:<url>): its lease goes back to the queue uncommitted, the page will be read again.
+local function reading_returned(url)
+  if redis.call('SISMEMBER', p .. 'parents', url) == 0 then return end
+  local kids, before = p .. 'children:' .. url, p .. 'children_before:' .. url
+  if redis.call('EXISTS', kids) == 1 then
+    redis.call('SUNIONSTORE', before, before, kids)
+    redis.call('DEL', kids)
+  end
+end
+-- The page's rows are committed (or let go): it will not be read again, its notes go.
+local function forget_children(url)
+  if redis.call('SREM', p .. 'parents', url) == 1 then
+    redis.call('DEL', p .. 'children:' .. url, p .. 'children_before:' .. url)
+  end
+end
 local function requeue(worker, urls)
   local key = p .. 'held:' .. worker
   local held = redis.call('HGETALL', key)
@@ -241,7 +283,10 @@ local function requeue(worker, urls)
     local url, payload = held[i], held[i + 1]
     local cut = string.find(payload, ' ', 1, true)
     redis.call('ZADD', p .. 'queue', string.sub(payload, 1, cut - 1), string.sub(payload, cut + 1))
-    if redis.call('HGET', p .. 'leases', url) == worker then redis.call('HDEL', p .. 'leases', url) end
+    if redis.call('HGET', p .. 'leases', url) == worker then
+      redis.call('HDEL', p .. 'leases', url)
+      reading_returned(url)
+    end
     urls[#urls + 1] = url
   end
   redis.call('DEL', key)
@@ -264,15 +309,33 @@ end
 # the same call sent again (redis-py retries after a reset connection, when the reply may be
 # all that was lost) returns what the first one did instead of running twice.
 
-# ARGV: prefix, worker, token, fingerprint ('' for dont_filter), score, member, URLs it stands for.
+# ARGV: prefix, worker, token, fingerprint ('' for dont_filter), score, member, parent ('' for
+# none), URLs it stands for. Returns a Pushed: 0 duplicate, 1 queued, 2 already queued by an
+# earlier reading of the parent (see the module's docstring).
 _PUSH = """
-local mark = ARGV[2] .. ':push'
-if redis.call('HGET', p .. 'last', mark) == ARGV[3] then return 1 end
-if ARGV[4] ~= '' and redis.call('SADD', p .. 'dupefilter', ARGV[4]) == 0 then return 0 end
-redis.call('ZADD', p .. 'queue', ARGV[5], ARGV[6])
-for i = 7, #ARGV do release(ARGV[i]) end
-redis.call('HSET', p .. 'last', mark, ARGV[3])
-return 1
+local w, token, fp, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[7] or ''
+local mark = w .. ':push'
+local last = redis.call('HGET', p .. 'last', mark)
+if last then
+  local was, answer = string.match(last, '^(%S+) ?(%d*)$')
+  if was == token then return tonumber(answer) or 1 end
+end
+-- Noted only while this worker leases the parent: then the parent's commit ends the notes.
+local noted = fp ~= '' and parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
+local answer = 1
+if fp ~= '' and redis.call('SADD', p .. 'dupefilter', fp) == 0 then
+  if not noted or redis.call('SREM', p .. 'children_before:' .. parent, fp) == 0 then return 0 end
+  answer = 2
+else
+  redis.call('ZADD', p .. 'queue', ARGV[5], ARGV[6])
+  for i = 8, #ARGV do release(ARGV[i]) end
+end
+if noted then
+  redis.call('SADD', p .. 'children:' .. parent, fp)
+  redis.call('SADD', p .. 'parents', parent)
+end
+redis.call('HSET', p .. 'last', mark, token .. ' ' .. answer)
+return answer
 """
 
 # ARGV: prefix, worker, token, '1' to mark the worker busy. Returns {member, score} or nil.
@@ -305,11 +368,15 @@ redis.call('HSET', p .. 'held:' .. ARGV[2], ARGV[3], ARGV[4] .. ' ' .. ARGV[5])
 return 1
 """
 
-# ARGV: prefix, worker, URLs. Ends the leases of those URLs this worker holds; returns how many.
+# ARGV: prefix, worker, URLs. Ends the leases of those URLs this worker holds (their rows are
+# committed: the pages will not be read again, so their children notes go too); returns how many.
 _RELEASE = """
 local n = 0
 for i = 3, #ARGV do
-  if redis.call('HGET', p .. 'leases', ARGV[i]) == ARGV[2] then n = n + release(ARGV[i]) end
+  if redis.call('HGET', p .. 'leases', ARGV[i]) == ARGV[2] then
+    n = n + release(ARGV[i])
+    forget_children(ARGV[i])
+  end
 end
 return n
 """
@@ -351,7 +418,10 @@ if ARGV[3] == '1' then
   requeue(ARGV[2], urls)
 else
   urls = redis.call('HKEYS', p .. 'held:' .. ARGV[2])
-  for _, url in ipairs(urls) do release(url) end
+  for _, url in ipairs(urls) do
+    release(url)
+    forget_children(url)
+  end
   redis.call('DEL', p .. 'held:' .. ARGV[2])
 end
 redis.call('HDEL', p .. 'workers', ARGV[2])
@@ -374,15 +444,19 @@ return cjson.encode({
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
-for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last'}) do
+for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents'}) do
   redis.call('EXPIRE', p .. name, ttl)
 end
 for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do redis.call('EXPIRE', p .. 'held:' .. w, ttl) end
+for _, url in ipairs(redis.call('SMEMBERS', p .. 'parents')) do
+  redis.call('EXPIRE', p .. 'children:' .. url, ttl)
+  redis.call('EXPIRE', p .. 'children_before:' .. url, ttl)
+end
 return 1
 """
 
 #: The job's keys besides the ``held:<worker>`` hashes.
-JOB_KEYS: Final = ("queue", "dupefilter", "not_due", "leases", "workers", "meta", "last")
+JOB_KEYS: Final = ("queue", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents")
 
 
 class CountingRedis(redis.Redis):
@@ -641,17 +715,30 @@ class Frontier:
     # --- requests -----------------------------------------------------------------------------
 
     def push(
-        self, url: str, encoded: str, *, priority: int = 0, fingerprint: str | None = None, release: Iterable[str] = ()
-    ) -> bool:
+        self,
+        url: str,
+        encoded: str,
+        *,
+        priority: int = 0,
+        fingerprint: str | None = None,
+        release: Iterable[str] = (),
+        parent: str | None = None,
+    ) -> Pushed:
         """Queue a request unless ``fingerprint`` was seen; the URLs in ``release`` are no longer leased.
+
+        ``parent`` is the page whose response made the request: while this worker leases it,
+        the request is noted as that reading's, so that a reading of the page after its lease
+        came back uncommitted gets :attr:`Pushed.ALREADY_QUEUED`, not a duplicate (see the
+        module's docstring).
 
         Within one priority, requests go in an order spread by a hash of the URL, so the
         queue's head is not one site's (which ``CONCURRENT_REQUESTS_PER_DOMAIN`` would serialise).
         """
         member = f"{url}\n{encoded}"
         token = str(next(self._tokens))
-        return bool(
-            self._run("push", self.worker, token, fingerprint or "", repr(_score(url, priority)), member, *release)
+        score = repr(_score(url, priority))
+        return Pushed(
+            int(self._run("push", self.worker, token, fingerprint or "", score, member, parent or "", *release))
         )
 
     def pop(self, *, mark_busy: bool = False) -> tuple[str, str] | None:
@@ -875,13 +962,30 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
 
     def push(
         self, request: Request, fingerprint: str | None = None, release: Iterable[str] = ()
-    ) -> bool:  # scrapy-redis's push(request), plus the duplicate check and the leases it ends
+    ) -> Pushed:  # scrapy-redis's push(request), plus the duplicate check, the leases it ends and its parent
         return self.frontier.push(
-            request.url, self.encode(request), priority=request.priority, fingerprint=fingerprint, release=release
+            request.url,
+            self.encode(request),
+            priority=request.priority,
+            fingerprint=fingerprint,
+            release=release,
+            parent=_parent_of(request),
         )
 
     def pop(self, timeout: int = 0, *, mark_busy: bool = False) -> tuple[str, str] | None:
         return self.frontier.pop(mark_busy=mark_busy)
+
+
+def _parent_of(request: Request) -> str | None:
+    """The page whose response made ``request``: its context's ``source`` (that response's URL).
+
+    None for an input, and for a redirect target: the response that made it is the redirect's,
+    not the page named as its source, and the redirect's own URL goes through its lease.
+    """
+    ctx = context_from_meta(request.meta)
+    if ctx is None or request.meta.get("redirect_urls"):
+        return None
+    return ctx.source
 
 
 class FrontierDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis has no type information
@@ -968,8 +1072,10 @@ class FrontierScheduler(BaseScheduler):
         """Queue a request in Redis; False (dropped) when its fingerprint was seen in this job.
 
         The URLs it stands for (its own, and those of the redirects that led to it) are no
-        longer leased: the queued request will give their row. After a frontier error the
-        request is let go (True: it is no duplicate, and the crawl is stopping).
+        longer leased: the queued request will give their row. A request that an earlier,
+        uncommitted reading of the same page queued is not queued again and is no duplicate
+        (True, with no row: see the module's docstring). After a frontier error the request
+        is let go (True: it is no duplicate, and the crawl is stopping).
         """
         assert self.queue is not None and self.df is not None, "the scheduler is not open"
         if self.worker.failed is not None:
@@ -994,6 +1100,10 @@ class FrontierScheduler(BaseScheduler):
             self.df.log(request, self.spider)
             self._inc("dupefilter/filtered")
             return False
+        if added == Pushed.ALREADY_QUEUED:
+            logger.debug("frontier: %s was queued by an earlier reading of %s", request.url, _parent_of(request))
+            self._inc(STAT_ALREADY_QUEUED)
+            return True
         self._inc("scheduler/enqueued/frontier")
         return True
 

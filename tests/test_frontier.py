@@ -29,6 +29,7 @@ from crawler.frontier import (
     FrontierError,
     FrontierScheduler,
     FrontierWorker,
+    Pushed,
     display_url,
     has_password,
     shareable_url,
@@ -74,8 +75,8 @@ def make_old(r: redis.Redis, job: str, worker: str, age: float) -> None:
 def test_a_popped_request_is_leased_until_released(redis_server: RedisServer) -> None:
     f = connect(redis_server)
     f.register()
-    assert f.push("http://a.example/1", "one", fingerprint="fp1") is True
-    assert f.push("http://a.example/2", "two", priority=5, fingerprint="fp2") is True
+    assert f.push("http://a.example/1", "one", fingerprint="fp1") == Pushed.QUEUED
+    assert f.push("http://a.example/2", "two", priority=5, fingerprint="fp2") == Pushed.QUEUED
     assert f.pop() == ("http://a.example/2", "two")  # higher priority first
     assert f.leases() == {"http://a.example/2": "w1"}
     status = f.status()
@@ -113,9 +114,9 @@ def test_a_queued_request_ends_the_leases_of_the_urls_it_stands_for(redis_server
 
 def test_a_fingerprint_is_queued_once_per_job(redis_server: RedisServer) -> None:
     f = connect(redis_server)
-    assert f.push("http://a.example/", "first", fingerprint="fp") is True
-    assert f.push("http://a.example/", "second", fingerprint="fp") is False
-    assert f.push("http://a.example/", "retry", fingerprint=None) is True  # dont_filter
+    assert f.push("http://a.example/", "first", fingerprint="fp") == Pushed.QUEUED
+    assert f.push("http://a.example/", "second", fingerprint="fp") == Pushed.DUPLICATE
+    assert f.push("http://a.example/", "retry", fingerprint=None) == Pushed.QUEUED  # dont_filter
     assert f.queued() == 2
 
 
@@ -228,8 +229,8 @@ def test_finish_marks_the_job_done_and_makes_every_key_expire(redis_server: Redi
 def test_jobs_have_their_own_keys(redis_server: RedisServer) -> None:
     r = raw(redis_server)
     one, two = connect(redis_server, job="monday"), connect(redis_server, job="tuesday")
-    assert one.push("http://a.example/feed", "r", fingerprint="same") is True
-    assert two.push("http://a.example/feed", "r", fingerprint="same") is True  # no inherited duplicate filter
+    assert one.push("http://a.example/feed", "r", fingerprint="same") == Pushed.QUEUED
+    assert two.push("http://a.example/feed", "r", fingerprint="same") == Pushed.QUEUED  # no inherited duplicate filter
     assert one.pop() is not None
     assert (one.queued(), two.queued()) == (0, 1)
     assert two.leases() == {}
@@ -244,9 +245,9 @@ def test_the_state_survives_a_redis_restart(redis_server: RedisServer) -> None:
     f.mark_seeded()
     redis_server.restart()
     # The client reconnects (its old connection is dead); the append-only file kept the data.
-    assert f.push("http://a.example/2", "r2", fingerprint="fp2") is True
+    assert f.push("http://a.example/2", "r2", fingerprint="fp2") == Pushed.QUEUED
     assert f.queued() == 2 and f.seeded
-    assert f.push("http://a.example/", "again", fingerprint="fp") is False
+    assert f.push("http://a.example/", "again", fingerprint="fp") == Pushed.DUPLICATE
 
 
 def test_a_push_or_pop_sent_twice_runs_once(redis_server: RedisServer) -> None:
@@ -261,6 +262,80 @@ def test_a_push_or_pop_sent_twice_runs_once(redis_server: RedisServer) -> None:
     assert f._run("pop", "w1", "t3", "0") == first == [member, score]
     assert f.queued() == 1 and f.leases() == {"http://a.example/": "w1"}
     assert f.pop() == ("http://a.example/other", "o")
+
+
+# --- a page read again after its lease came back -------------------------------------------------------
+#
+# A worker read a page and queued the feed it names (the feed's fingerprint is in the duplicate filter),
+# then died before the page's rows were committed: the page goes back to the queue and is read again.
+# That reading names the same feed; one process reads the page once and writes no duplicate row for it.
+
+PAGE, FEED, OTHER_PAGE = "http://blog-a.example/", "http://blog-a.example/feed.xml", "http://news-b.example/"
+
+
+def children_keys(r: redis.Redis, job: str = "j1") -> set[str]:
+    return {k for k in r.scan_iter(f"feedcensus:{job}:*") if ":children" in k or k.endswith(":parents")}
+
+
+def test_a_page_read_again_is_not_the_duplicate_of_what_its_first_reading_queued(redis_server: RedisServer) -> None:
+    r = raw(redis_server)
+    victim, helper = connect(redis_server, worker="victim"), connect(redis_server, worker="helper")
+    victim.register()
+    helper.register()
+    victim.push(PAGE, "page", fingerprint="fp-page")
+    assert victim.pop() == (PAGE, "page")
+    assert victim.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.QUEUED
+    make_old(r, "j1", "victim", age=120)  # killed: nothing committed, the page's lease goes back
+    assert helper.requeue_dead() == [PAGE]
+    assert helper.pop() == (PAGE, "page")
+
+    assert helper.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.ALREADY_QUEUED
+    assert helper.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.DUPLICATE  # named twice
+    assert helper.push(FEED, "feed", fingerprint="fp-feed", parent=OTHER_PAGE) == Pushed.DUPLICATE  # another page
+    assert helper.push(FEED, "feed", fingerprint="fp-feed") == Pushed.DUPLICATE  # no page
+    assert r.zrange("feedcensus:j1:queue", 0, -1) == [f"{FEED}\nfeed"]  # queued once
+    assert helper.pop() == (FEED, "feed") and helper.pop() is None  # fetched once
+
+    assert helper.release([PAGE, FEED]) == 2  # the rows are committed: the page is not read again
+    assert children_keys(r) == set()
+
+
+def test_a_page_read_again_twice_and_one_handed_back_on_a_stop(redis_server: RedisServer) -> None:
+    """The notes of the first reading outlive a second reading that was also lost; a worker that stops
+    (Ctrl-C) hands the page back the same way as a dead one."""
+    r = raw(redis_server)
+    first, second, third = (connect(redis_server, worker=w) for w in ("first", "second", "third"))
+    first.push(PAGE, "page", fingerprint="fp-page")
+    assert first.pop() == (PAGE, "page")
+    first.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE)
+    assert first.unregister() == [PAGE]  # stopped before the page's commit
+    assert second.pop() == (PAGE, "page")
+    assert second.push(FEED, "feed", fingerprint="fp-feed", parent=PAGE) == Pushed.ALREADY_QUEUED
+    second.register()
+    make_old(r, "j1", "second", age=120)
+    assert third.requeue_dead() == [PAGE]
+    assert third.pop() == (PAGE, "page")
+    assert third.push(FEED, "feed", fingerprint="fp-feed", parent=PAGE) == Pushed.ALREADY_QUEUED
+    assert third.queued() == 1
+    assert third.unregister(requeue=False) == [PAGE]  # a finished worker lets go: the notes go too
+    assert children_keys(r) == set()
+
+
+def test_notes_are_kept_only_while_the_worker_leases_the_page(redis_server: RedisServer) -> None:
+    """A parent this worker does not lease (an input, a page already released) leaves nothing to clean up;
+    a repeated push answers as the first one did."""
+    r = raw(redis_server)
+    f = connect(redis_server)
+    assert f.push(FEED, "feed", fingerprint="fp-feed", parent=PAGE) == Pushed.QUEUED  # PAGE not leased
+    assert children_keys(r) == set()
+    f.push(PAGE, "page", priority=-1, fingerprint="fp-page")
+    assert f.pop() == (FEED, "feed") and f.pop() == (PAGE, "page")
+    member, score = f"{OTHER_PAGE}\nother", "0.5"
+    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE) == Pushed.QUEUED
+    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE) == Pushed.QUEUED  # sent again
+    assert children_keys(r) == {"feedcensus:j1:children:" + PAGE, "feedcensus:j1:parents"}
+    f.finish()
+    assert all(r.ttl(k) > 0 for k in children_keys(r))  # the job's every key expires
 
 
 # --- failures and credentials ----------------------------------------------------------------------
@@ -490,6 +565,52 @@ def test_a_redirect_chain_dropped_as_a_duplicate_is_released_with_its_row(
     assert scheduler.frontier.leases() == {}
 
 
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+def test_a_page_whose_lease_came_back_is_read_again_without_a_duplicate_row(
+    tmp_path: Path, redis_server: RedisServer, how: str
+) -> None:
+    """The scenario of the killed-worker crawl below, step by step: the victim reads blog-a's page and
+    queues its feed, then dies (SIGKILL) or stops (Ctrl-C) before the page's rows are committed.
+    The helper reads the page again: the feed is no duplicate (``enqueue_request`` True: Scrapy sends
+    no ``request_dropped``, so no ``duplicate`` row) and is fetched once."""
+    seed = FetchContext(via=Via.URL, source=None, depth=0, kind=Expect.PAGE)
+    victim_crawler = frontier_crawler(tmp_path / "victim", redis_server, FEEDCENSUS_WORKER_ID="victim")
+    victim, spider = open_scheduler(victim_crawler)
+    victim.frontier.register()
+    assert victim.enqueue_request(make_request(PAGE, seed, callback=spider.parse, errback=spider.on_error))
+    page = victim.next_request()
+    assert page is not None and page.url == PAGE
+    feed_ctx = seed.child(Via.AUTODISCOVERY, PAGE, Expect.FEED)  # what autodiscovery makes of the page
+    assert victim.enqueue_request(make_request(FEED, feed_ctx, callback=spider.parse, errback=spider.on_error))
+    if how == "killed":
+        make_old(raw(redis_server), "j1", "victim", age=120)
+    else:
+        worker_of(victim_crawler).close("shutdown")
+
+    helper_crawler = frontier_crawler(tmp_path / "helper", redis_server, FEEDCENSUS_WORKER_ID="helper")
+    helper, spider = open_scheduler(helper_crawler)
+    helper_worker = worker_of(helper_crawler)
+    helper.frontier.register()
+    helper.frontier.requeue_dead()
+    again = helper.next_request()
+    assert again is not None and again.url == PAGE
+    named_again = make_request(FEED, feed_ctx, callback=spider.parse, errback=spider.on_error)
+    assert helper.enqueue_request(named_again) is True
+    assert stat(helper_crawler, "feedcensus/frontier/already_queued") == 1
+    assert stat(helper_crawler, "dupefilter/filtered") is None
+    feed = helper.next_request()
+    assert feed is not None and feed.url == FEED and feed.meta["fc"] == feed_ctx
+    assert helper.next_request() is None and not helper.has_pending_requests()  # one fetch of the feed
+
+    rows = [{"url": PAGE, "final_url": PAGE}, {"url": FEED, "final_url": FEED}]
+    helper_worker.committed(Batch(seq=1, tables={"fetch_log": rows}))
+    helper_worker.tick()
+    helper_worker.tick()
+    status = helper.frontier.status()
+    assert (status.queued, status.leased, status.seen) == (0, 0, 2)
+    assert children_keys(raw(redis_server)) == set()
+
+
 def test_a_redis_error_in_the_scheduler_is_one_stat_and_one_log_line(
     tmp_path: Path, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -696,12 +817,21 @@ def finished(proc: subprocess.Popen[str], tmp_path: Path, name: str) -> dict[str
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
-def fetched(out: Path) -> list[tuple[str, str]]:
-    """(url, outcome) of every fetch_log row but robots.txt (each process fetches and records its own)."""
+def fetched(out: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """(final URL, outcome) of every fetch_log row but robots.txt (each process fetches and records its
+    own), and the URLs the rows name.
+
+    Keyed by the final URL, not the URL requested: when two names of one feed are found (a page's
+    link to feed.xml, a list's link to /rss that redirects there), the first to reach the duplicate
+    filter gets the ``feed`` row and the other the ``duplicate`` one. With several workers, a page
+    held by a killed worker is read after its lease runs out, later than one process would: the
+    rows then swap which name is which, and still say the same (one fetch, one duplicate).
+    """
     from pipelines.dataset.store import open_table
 
-    rows = open_table(str(out), "fetch_log", "e2e").to_table(columns=["url", "outcome"]).to_pylist()
-    return sorted((r["url"], r["outcome"]) for r in rows if not r["url"].endswith("/robots.txt"))
+    rows = open_table(str(out), "fetch_log", "e2e").to_table(columns=["url", "final_url", "outcome"]).to_pylist()
+    rows = [r for r in rows if not r["url"].endswith("/robots.txt")]
+    return sorted((r["final_url"] or r["url"], r["outcome"]) for r in rows), sorted(r["url"] for r in rows)
 
 
 def test_workers_crawl_one_job_and_write_what_one_process_would_even_when_one_is_killed(
@@ -712,8 +842,9 @@ def test_workers_crawl_one_job_and_write_what_one_process_would_even_when_one_is
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("\n".join(demo_seeds(demo_server.url)) + "\n", encoding="utf-8")
     alone = start_crawl(tmp_path, "alone", "", str(seeds))  # Scrapy's own scheduler: the reference
-    # A slow coordinator taking two requests at a time, so that the others get their share of the demo web.
-    coordinator = start_crawl(tmp_path, "coordinator", redis_server.url, str(seeds), delay=0.2, concurrency=2)
+    # A slow coordinator taking two requests at a time, so that the others get their share of the demo web
+    # (at 0.2 s it could finish the web on a loaded machine before the victim had leased two requests).
+    coordinator = start_crawl(tmp_path, "coordinator", redis_server.url, str(seeds), delay=0.4, concurrency=2)
     watcher = connect(redis_server, job="e2e", worker="watcher")
     wait_for(
         lambda: bool(watcher.status().workers)
