@@ -1,0 +1,44 @@
+"""What a crawl imports before its first request: not the libraries only other commands need.
+
+A scheduled job on a short list spends much of its life starting up. ``pyarrow.dataset`` imports
+pandas (0.4 s here) and DuckDB takes 0.1 s; a crawl needs neither unless it reads an earlier job
+(incremental state) or an archive index, so they are imported where those are read. Each check runs
+in a fresh interpreter, so what the test session imported before does not count.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Import what `feedcensus crawl` loads before crawling: the CLI, every component the settings name,
+#: and every spider module (Scrapy's spider loader imports them all), then list what was imported.
+_CRAWL_IMPORTS = """
+import json, sys
+import crawler.cli.crawl
+import crawler.settings as project
+from scrapy.settings import Settings
+from scrapy.spiderloader import SpiderLoader
+from scrapy.utils.misc import load_object
+for table in (project.SPIDER_MIDDLEWARES, project.DOWNLOADER_MIDDLEWARES, project.ITEM_PIPELINES, project.EXTENSIONS):
+    for path, order in table.items():
+        if order is not None:
+            load_object(path)
+SpiderLoader.from_settings(Settings({"SPIDER_MODULES": project.SPIDER_MODULES}))
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def imported_by(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_a_crawl_starts_without_pandas_or_duckdb() -> None:
+    modules = imported_by(_CRAWL_IMPORTS)
+    assert "crawler.spiders.archive" in modules and "pipelines.writer" in modules  # the check saw a crawl's imports
+    assert {"pandas", "duckdb", "pyarrow.dataset"} & modules == set()
