@@ -323,7 +323,7 @@ def dataset_of(crawler: Crawler) -> Dataset:
 
 
 class ParquetPipeline:
-    """Writes TableRows, PageLinks and FetchRecord items; records dropped requests."""
+    """Writes TableRows, PageLinks (with the page's FetchRecord) and FetchRecord items; records dropped requests."""
 
     def __init__(self, crawler: Crawler, dataset: Dataset) -> None:
         self.crawler = crawler
@@ -339,6 +339,8 @@ class ParquetPipeline:
         if isinstance(item, TableRows):
             ds.write_many(item.rows)
         elif isinstance(item, PageLinks):
+            if item.record is not None:
+                ds.record(item.record)
             ds.write_many({"links": link_rows(item), "pages": page_rows(item)})
         elif isinstance(item, FetchRecord):
             ds.record(item)

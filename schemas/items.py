@@ -201,3 +201,5 @@ class PageLinks:
     followed: list[bool]
     facts: PageFacts = field(default_factory=PageFacts)
     fetched_at: datetime = field(default_factory=utcnow)  # the page's fetch_log fetched_at
+    #: The page's own fetch record (its fetch_log row), carried here so that a page is one item, not two.
+    record: FetchRecord | None = None

@@ -145,8 +145,9 @@ def test_autodiscovery_runs_on_pages_the_spider_marked_html(tmp_path: Path) -> N
     response = html_response("http://site.example/", ctx)
     page = FetchRecord.for_context(ctx, response.url, Outcome.PAGE, html=True)
     out = list(mw.process_spider_output(response, [page]))
-    assert out[0] is page
+    assert not [o for o in out if isinstance(o, FetchRecord)]  # the page's record travels in its PageLinks item
     (links,) = [o for o in out if isinstance(o, PageLinks)]
+    assert out[0] is links and links.record is page
     assert [link.href for link in links.links] == ["http://site.example/feed.xml", "javascript:alert(1)"]
     assert links.followed == [True, False]
     (request,) = [o for o in out if isinstance(o, Request)]

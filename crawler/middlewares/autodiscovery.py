@@ -1,10 +1,11 @@
 """The autodiscovery spider middleware: the thin Scrapy component around ``crawler.fetch.discovery``.
 
 ``AutodiscoveryMiddleware`` runs ``crawler.fetch.discovery.read_page`` on
-every HTML response the spider marked, hands one ``PageLinks`` item to the pipelines (the page's ``links`` and
-``pages`` rows, and what the reflexive pipeline learns of the page), and
-yields requests for the feeds the page advertises. One item per page, not one
-per table: each item costs Scrapy's item machinery on the reactor thread.
+every HTML response the spider marked, hands one ``PageLinks`` item to the pipelines (the page's
+``fetch_log``, ``links`` and ``pages`` rows, and what the reflexive pipeline learns of the page),
+and yields requests for the feeds the page advertises. One item per page, not one per table: each
+item costs Scrapy's item machinery on the reactor thread, so the spider's fetch record of the
+page is held back and travels in the ``PageLinks`` item.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ class AutodiscoveryMiddleware:
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         page: FetchRecord | None = None
         for o in result:
-            page = page or _html_record(o)
+            if page is None and _html_record(o) is not None:
+                page = o  # held back: it goes out in the page's PageLinks item
+                continue
             yield o
         if page is not None:
             yield from self._discover(response, page)
@@ -69,7 +72,9 @@ class AutodiscoveryMiddleware:
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
         page: FetchRecord | None = None
         async for o in result:
-            page = page or _html_record(o)
+            if page is None and _html_record(o) is not None:
+                page = o  # held back: it goes out in the page's PageLinks item
+                continue
             yield o
         if page is not None:
             for o in self._discover(response, page):
@@ -78,6 +83,7 @@ class AutodiscoveryMiddleware:
     def _discover(self, response: Response, record: FetchRecord) -> Iterator[Any]:
         spider = self.crawler.spider
         if not isinstance(spider, CensusSpider):
+            yield record
             return
         ctx = context_of(response)
         headers = response_headers(response)
@@ -95,8 +101,9 @@ class AutodiscoveryMiddleware:
             followed=[link.followable and self.follow for link in links],
             facts=read.facts,
             fetched_at=record.fetched_at,  # the page's fetch_log row and its pages row tell the same time
+            record=record,
         )
-        yield page  # the links rows and the pages row, written together by the Parquet pipeline
+        yield page  # its fetch_log, links and pages rows, written together by the Parquet pipeline
         if not self.follow:
             return
         for link in links:
