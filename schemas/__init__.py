@@ -1,15 +1,27 @@
-"""Arrow schemas of the feedcensus datasets, and the namespace prefix table."""
+"""Arrow schemas of the feedcensus datasets, and the namespace prefix table.
+
+The names from ``schemas.tables`` are imported when first used (PEP 562), not with the package:
+``schemas.tables`` imports pyarrow, and every ``schemas.vocab`` or ``schemas.items`` import runs this
+file first. The document workers (``pipelines.document.pool``) need those two and never pyarrow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from schemas.namespaces import PREFIXES, URI_TO_PREFIX, element_name
-from schemas.tables import (
-    PARTITION_KEY,
-    SCHEMA_VERSION,
-    TABLES,
-    Field,
-    SchemaVersionError,
-    arrow_schema,
-    check_version,
-)
+
+if TYPE_CHECKING:
+    from schemas.tables import (
+        PARTITION_KEY,
+        SCHEMA_VERSION,
+        TABLES,
+        Field,
+        SchemaVersionError,
+        arrow_schema,
+        check_version,
+    )
 
 __all__ = [
     "PARTITION_KEY",
@@ -23,3 +35,13 @@ __all__ = [
     "check_version",
     "element_name",
 ]
+
+_FROM_TABLES = frozenset(
+    {"PARTITION_KEY", "SCHEMA_VERSION", "TABLES", "Field", "SchemaVersionError", "arrow_schema", "check_version"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_TABLES:
+        return getattr(importlib.import_module("schemas.tables"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pipelines.document.platforms import from_generator, from_headers
 from pipelines.document.sites import site_of
 from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks, logged_headers
-from schemas.tables import FEEDS
 
 if TYPE_CHECKING:
     from pipelines.document.checks import Finding
@@ -337,6 +336,10 @@ def carried_rows(carried: Carried) -> TableRows:
     takes this response's status, final URL, time and any validators or caching headers it sent
     again; when the feed was not due, it keeps the previous fetch's.
     """
+    # Imported here: schemas.tables imports pyarrow, which the document workers (that import this
+    # module for feed_rows) never need; carried rows are built in the crawling process, which has it.
+    from schemas.tables import FEEDS
+
     rec = carried.record
     row: Row = {f.name: carried.previous.get(f.name) for f in FEEDS}
     row.update(
