@@ -57,7 +57,9 @@ class ArchiveSpider(CensusSpider):
     async def start(self) -> AsyncIterator[Any]:
         host = urlsplit(self.archive_base).hostname
         # The archive host is the user's choice: trusted (and shared with a distributed job's workers).
-        for out in self.started({host} if host else set(), len(self.records), self._record_requests()):
+        async for out in self.paced(
+            self.started({host} if host else set(), len(self.records), self._record_requests())
+        ):
             yield out
 
     def _record_requests(self) -> Iterator[Any]:

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 
 from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
 from crawler.extensions.resume import CrawlJournal
@@ -33,6 +33,7 @@ from schemas.items import FeedDocument, FetchContext, FetchRecord, NotDue, logge
 from schemas.vocab import Expect, Outcome, Via
 
 if TYPE_CHECKING:
+    from scrapy.core.engine import ExecutionEngine
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
@@ -92,7 +93,29 @@ class CensusSpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls, self.seed_lists)
-        for out in self.started(inputs.hosts, inputs.count, self._start_outputs(inputs)):
+        async for out in self.paced(self.started(inputs.hosts, inputs.count, self._start_outputs(inputs))):
+            yield out
+
+    async def paced(self, outputs: Iterable[Any]) -> AsyncIterator[Any]:
+        """The outputs of ``start()``, each given once the engine has room for it.
+
+        While the engine backs out (every download slot busy, or the responses in processing at
+        their size cap: a crawl going as fast as it can), Scrapy reads ``start()`` without pause,
+        so every input became a Request held in the in-memory scheduler, about 4 KB each (a
+        10,000-site crawl with a document worker held 8,650 of them; a million-site list would
+        hold gigabytes), and the feeds the first pages advertised waited behind all the other
+        inputs. So, as Scrapy's documentation advises for lazy start requests, an output waits
+        until the scheduler has run empty. A distributed job's inputs all go to its shared
+        frontier first, unpaced: their memory is Redis's, and the other workers are waiting.
+        """
+        try:
+            engine: ExecutionEngine | None = self.crawler.engine
+        except RuntimeError:  # no engine: start() read outside a crawl (a test listing what it gives)
+            engine = None
+        pace = engine is not None and self.crawler.get_extension(FrontierWorker) is None
+        for out in outputs:
+            if pace and engine is not None and engine.needs_backout():
+                await self.crawler.signals.wait_for(signals.scheduler_empty)
             yield out
 
     def started(self, hosts: set[str], count: int, outputs: Iterable[Any]) -> Iterator[Any]:
