@@ -199,13 +199,11 @@ FEEDCENSUS_WARC_MAX_BYTES = 1_000_000_000
 # It takes effect with the download handlers and resolver `feedcensus replay` sets
 # (crawler/handlers/warc.py).
 FEEDCENSUS_REPLAY: list[str] = []
-# Feed documents are parsed, tallied, checked and turned into rows in this many worker processes
-# (pipelines/document/pool.py); "auto": the cores this process may use, minus one for the reactor.
-# 0 (the default for now) keeps that work in the crawling process: with workers the crawl is 10-20 %
-# faster on 2 cores (benchmarks 2 and 9), but its process grew by about 3 KB per feed (283, 315 and
-# 403 MiB at 10,000, 20,000 and 50,000 feeds, against a flat 245-249 MiB without; benchmark 3), a
-# growth not yet explained, which a scheduled job of a million feeds cannot afford.
-FEEDCENSUS_WORKERS: int | str = 0
+# Feed documents are parsed, tallied, checked and turned into rows in up to this many worker
+# processes (pipelines/document/pool.py), started as the crawl needs them; "auto" (the default): the
+# cores this process may use, minus one for the reactor (none on one core). 0 keeps that work in the
+# crawling process (for debugging, and what a single core gets anyway).
+FEEDCENSUS_WORKERS: int | str = "auto"
 # Seconds one document may take in a worker before the worker is stopped and replaced; the feed is
 # then recorded as parse_timeout (the 198 benchmark feeds take 3 ms each on average, 41 ms at most).
 FEEDCENSUS_PARSE_TIMEOUT = 60.0

@@ -17,7 +17,6 @@ document whose worker dies or runs out of time is recorded as ``parse_error`` or
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -30,7 +29,7 @@ from twisted.python.threadpool import ThreadPool
 
 from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
 from pipelines.document.checks import RuleFailure
-from pipelines.document.pool import DocumentPool, Job, Lost, default_workers
+from pipelines.document.pool import DocumentPool, Job, Lost, content_digest, default_workers, job_rows
 from pipelines.document.process import document_rows
 from pipelines.document.rows import (
     Carried,
@@ -74,11 +73,6 @@ class FeedRows:
     rows: TableRows
     failures: tuple[RuleFailure, ...] = ()
     outcome: str = Outcome.FEED  # feed (parsed), not_modified, unchanged (same body), not_feed
-
-
-def content_digest(doc: FeedDocument) -> str | None:
-    """SHA-256 (hex) of the body as received; None for a 304, which has none."""
-    return hashlib.sha256(doc.body).hexdigest() if doc.status != 304 else None
 
 
 def settled_rows(doc: FeedDocument, digest: str | None, known: Known | None, policy: Policy) -> FeedRows | None:
@@ -216,7 +210,7 @@ class FeedPipeline:
         if pool is not None:
             pool.close(kill=kill)
             stats = self.stats
-            stats.set_value("feedcensus/workers/processes", pool.workers)
+            stats.set_value("feedcensus/workers/processes", pool.ran)
             stats.set_value("feedcensus/workers/documents", pool.documents)
             stats.set_value("feedcensus/workers/replaced", pool.replaced)
             stats.set_value("feedcensus/workers/cpu_seconds", round(pool.cpu_seconds, 2))
@@ -234,8 +228,10 @@ class FeedPipeline:
         # A URL first met this run that redirects to a known feed (an alias) is that feed.
         urls = dict.fromkeys((item.url, item.final_url))
         policy = history.policy if history is not None else Policy()
-        digest = content_digest(item)
-        result = settled_rows(item, digest, next(filter(None, (_known(history, u) for u in urls)), None), policy)
+        known = next(filter(None, (_known(history, u) for u in urls)), None)
+        # Hashed here only to compare with the last fetch; else with the parse (in a worker when there are workers).
+        digest = content_digest(item) if known is not None else None
+        result = settled_rows(item, digest, known, policy)
         if result is None:
             job = Job(item, datetime.now(UTC), self._job_id(), digest)
             answer = await self._answer(job)
@@ -251,7 +247,7 @@ class FeedPipeline:
     async def _answer(self, job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]] | Lost:
         """The document's rows, from the pool (a thread waits for it there) or computed here."""
         if self.pool is None or self._threads is None:
-            return document_rows(job.doc, job.now, job_id=job.job_id, content_hash=job.content_hash)
+            return job_rows(job)
         from twisted.internet import reactor
 
         return await maybe_deferred_to_future(threads.deferToThreadPool(reactor, self._threads, self.pool.process, job))

@@ -28,8 +28,9 @@ def path_of(url: str | None) -> str | None:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-#: Feeds parsed in worker processes (auto: cores - 1, at least one here), or in the crawl's own (the default).
-POOL = {"pool": ("-s", "FEEDCENSUS_WORKERS=1"), "in-process": ()}
+#: Feeds parsed in a worker process (the default, auto, gives none on one core: one is asked for), or in the
+#: crawl's own.
+POOL = {"pool": ("-s", "FEEDCENSUS_WORKERS=1"), "in-process": ("-s", "FEEDCENSUS_WORKERS=0")}
 
 
 @pytest.fixture(scope="module", params=list(POOL))

@@ -8,6 +8,7 @@ crawling process would have made itself. A crawl test checks the same through
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import threading
@@ -122,6 +123,39 @@ def test_the_pool_waits_for_an_idle_worker_instead_of_queueing_documents(pool: D
     first.join(60)
     second.join(60)
     assert order == ["big", "small"]
+
+
+def test_workers_start_as_documents_need_them_and_never_more_than_asked() -> None:
+    """One worker at first; another only while every one is busy; up to ``workers``, whatever the demand."""
+    pool = DocumentPool(2, timeout=30)
+    try:
+        assert pool.started == 1
+        for _ in range(3):  # one at a time: the first worker is idle for each
+            assert not isinstance(pool.process(Job(doc_of(big_feed(1)))), Lost)
+        assert pool.started == 1
+        answers: list[object] = []
+        callers = [
+            threading.Thread(target=lambda: answers.append(pool.process(Job(doc_of(big_feed(5_000))))))
+            for _ in range(4)
+        ]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(60)
+        assert len(answers) == 4 and not any(isinstance(a, Lost) for a in answers)
+        assert pool.started == 2
+    finally:
+        pool.close()
+    assert pool.ran == 2 and pool.documents == 7
+
+
+def test_a_body_is_hashed_with_its_rows_unless_the_job_says_its_hash(pool: DocumentPool) -> None:
+    doc = doc_of(big_feed(2))
+    hashed = pool.process(Job(doc))
+    given = pool.process(Job(doc, content_hash="given"))
+    assert not isinstance(hashed, Lost) and not isinstance(given, Lost)
+    assert hashed[0].rows["feeds"][0]["content_hash"] == hashlib.sha256(doc.body).hexdigest()
+    assert given[0].rows["feeds"][0]["content_hash"] == "given"
 
 
 def test_a_pool_needs_a_worker_and_the_default_leaves_a_core_to_the_reactor() -> None:

@@ -4,9 +4,10 @@ Parsing, tallying, checking and building rows (:func:`pipelines.document.process
 is pure CPU work, about 1.4 ms per feed on the benchmark corpus, and in one process it shares a
 core with Scrapy's reactor. A :class:`DocumentPool` runs it in ``workers`` processes instead:
 
-- **One document per worker at a time.** :meth:`DocumentPool.process` takes an idle worker (it
-  blocks while none is idle: that is the back-pressure, so a slow pool slows the crawl instead of
-  filling memory), sends it the job, and waits for its answer.
+- **One document per worker at a time.** :meth:`DocumentPool.process` takes an idle worker, starts
+  one more when none is idle and fewer than ``workers`` run (a small crawl starts one or two, not
+  one per core), else blocks until one is idle: that is the back-pressure, so a slow pool slows the
+  crawl instead of filling memory. It sends the worker the job and waits for its answer.
 - **A worker that dies or hangs costs one document.** When a worker exits while parsing (a
   crash in a C library, the kernel's OOM killer) the answer is :class:`Lost` with
   ``parse_error``; when it takes longer than ``timeout`` seconds it is killed and the answer is
@@ -30,6 +31,7 @@ code (about 0.2 s, while the crawl starts; again only for a worker replaced). Wo
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import pickle
@@ -50,7 +52,7 @@ from pipelines.document.rows import TableRows
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
 
-__all__ = ["DocumentPool", "Job", "Lost", "Usage", "default_workers", "serve"]
+__all__ = ["DocumentPool", "Job", "Lost", "Usage", "content_digest", "default_workers", "job_rows", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +71,8 @@ class Job:
     doc: FeedDocument
     now: datetime | None = None
     job_id: str | None = None
+    #: The body's SHA-256, when the crawling process needed it first (to compare with the last fetch);
+    #: else None, and it is computed with the rest of the document's work (:func:`job_rows`).
     content_hash: str | None = None
 
 
@@ -133,9 +137,20 @@ def _peak_rss(used: resource.struct_rusage) -> int:
     return used.ru_maxrss * 1024
 
 
+def content_digest(doc: FeedDocument) -> str | None:
+    """SHA-256 (hex) of the body as received; None for a 304, which has none."""
+    return hashlib.sha256(doc.body).hexdigest() if doc.status != 304 else None
+
+
+def job_rows(job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]]:
+    """:func:`document_rows` for one job, hashing the body first unless the job says its hash."""
+    digest = job.content_hash if job.content_hash is not None else content_digest(job.doc)
+    return document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
+
+
 def _answer(job: Job) -> Answer:
     try:
-        rows, failures = document_rows(job.doc, job.now, job_id=job.job_id, content_hash=job.content_hash)
+        rows, failures = job_rows(job)
     except Exception as exc:  # a bug met on one document costs that document, not the worker
         return Lost(Outcome.PARSE_ERROR, f"internal error while parsing: {type(exc).__name__}: {exc}")
     return rows, failures
@@ -239,11 +254,9 @@ class DocumentPool:
         self.workers = workers
         self.timeout = timeout
         self._lock = threading.Lock()
-        self._started = 0
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._all: list[_Worker] = []
-        for _ in range(workers):
-            self._idle.put(self._start())
+        self._idle.put(self._start())  # one now, while the crawl starts; the others when they are needed
         #: Documents answered, and workers replaced because they died or ran out of time.
         self.documents = 0
         self.replaced = 0
@@ -251,19 +264,39 @@ class DocumentPool:
         #: and the largest peak resident memory of one worker, in bytes.
         self.cpu_seconds = 0.0
         self.peak_rss = 0
+        #: Filled in by :meth:`close`: how many worker processes the crawl needed (at most ``workers``).
+        self.ran = 0
         self.closed = False
 
     def _start(self) -> _Worker:
         with self._lock:
-            self._started += 1
             worker = _Worker()
             self._all.append(worker)
         return worker
 
+    def _take(self) -> _Worker:
+        """An idle worker; else a new one while fewer than ``workers`` run; else the next to be idle."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if len(self._all) < self.workers and not self.closed:
+                worker = _Worker()
+                self._all.append(worker)
+                return worker
+        return self._idle.get()
+
+    @property
+    def started(self) -> int:
+        """The worker processes running now."""
+        with self._lock:
+            return len(self._all)
+
     def process(self, job: Job) -> Answer:
         """The answer for one document (waits for an idle worker first)."""
         payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-        worker = self._idle.get()
+        worker = self._take()
         try:
             answer = worker.ask(payload, self.timeout)
         finally:
@@ -288,6 +321,7 @@ class DocumentPool:
         self.closed = True
         with self._lock:
             workers, self._all = self._all, []
+        self.ran = max(self.ran, len(workers))
         for worker in workers:
             if kill:
                 worker.kill()
