@@ -70,17 +70,22 @@ Ours does strictly more per response: autodiscovery on every page, parse + tally
 feed, and rows to Parquet, where the bare spider drops the body. With the project's settings the bare
 spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of machine.
 
-Why the 0.75x target is missed. The per-feed path (parse, tally, profile checks, rows) now runs in
-document worker processes (`FEEDCENSUS_WORKERS`, one on this 2-core machine: the "+ workers" CPU);
-what is left on the reactor thread is what the crawl is bound by, about 2.7 ms of CPU per response
-at 10,000 sites against the bare spider's 1.4 ms. Benchmark 8 shows where it goes: the project's own
-code is 9 % of the reactor thread's profile (autodiscovery 10 % cumulative, the feed pipeline 4 %),
-the rest is Scrapy's engine, scraper, downloader and signals, Twisted and asyncio, carrying two
-responses, two items and their requests per site. Moving documents to workers costs CPU (pickling
-the job and the rows: the "CPU ms/response" of ours counts the workers too, hence the lower
-per-CPU-second ratio); on a machine with a core for the reactor and others for the workers, the
-rate is what counts. Next: fewer items per response (a page's fetch record and links as one item)
-and cheaper autodiscovery on the reactor thread.
+Why the 0.75x target is missed. The per-feed path (parse, tally, profile checks, rows, and the body's
+hash on a feed's first fetch) runs in document worker processes (`FEEDCENSUS_WORKERS`, by default
+cores - 1: one on this 2-core machine; the "+ workers" CPU). What is left in the crawl process is what
+the crawl is bound by: about 3 ms of CPU per response at 10,000 sites (the reactor thread, the thread
+that waits on each worker and unpickles its rows, and the dataset's commit thread) against the bare
+spider's 1.5 ms. Benchmark 8 shows the reactor thread's share: the project's own code is 9 % of its
+profile (autodiscovery 10 % cumulative, the feed pipeline 3 %); the rest is Scrapy's engine, scraper,
+downloader and signals, Twisted and asyncio, carrying two responses, two items and a request per
+site. Two changes of issue 15's last session are in these figures: a page is one item (its fetch
+record travels in its PageLinks item), and the spider hands Scrapy its next input only once the
+scheduler has run empty while the engine backs out, so the feeds a page advertises are fetched soon
+after it instead of behind every other input (and memory stays flat: benchmark 3). In a run of the
+same code without the paced start, the 10,000-site ratio was 0.43x; with it, 0.49-0.50x. Benchmark 9
+shows what to do next: on two cores the crawl process spends more CPU than on one with the same
+worker (the GIL handed between the reactor thread and the waiting thread on every document), so the
+pool's pipes should be read by the reactor itself; then cheaper autodiscovery.
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -94,10 +99,14 @@ Scrapy's default of 100 it spends about a third of its CPU starting those tasks,
 flatter us.
 """,
     "memory": """\
-Peak RSS (the crawl process; a document worker's own peak is in brackets) is measured with the
-document pool on, the default. Rows are written to Parquet in batches (`FEEDCENSUS_BATCH_ROWS`,
-20,000 rows per table) and each feed's tree lives only in a worker while it is parsed, so memory
-should depend on the batch size and on Scrapy's in-flight requests, not on the number of feeds.
+Peak RSS (the crawl process; a document worker's own peak, its VmHWM, after the +) is measured with
+the document pool on, the default. Rows are written to Parquet in batches (`FEEDCENSUS_BATCH_ROWS`,
+20,000 rows per table), each feed's tree lives only in a worker while it is parsed, and the spider
+gives Scrapy its next input only once the scheduler has run empty while the engine backs out
+(`CensusSpider.paced`). Without that, Scrapy reads every input into its in-memory scheduler while
+the crawl runs flat out, about 4 KB a request: 8,650 requests were held at 10,000 sites with one
+worker, and the last session measured +42 % from 10,000 to 50,000 feeds. So memory depends on the
+batch size and on Scrapy's in-flight requests, not on the number of feeds.
 Peak RSS is the kernel's high-water mark of the crawl process: each command is started through a
 small fork+exec wrapper, because an exec'd child's `ru_maxrss` starts at the RSS of the process it
 was forked from (the benchmark process holds the 44 MB corpus and more).

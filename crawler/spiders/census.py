@@ -112,7 +112,8 @@ class CensusSpider(Spider):
             engine: ExecutionEngine | None = self.crawler.engine
         except RuntimeError:  # no engine: start() read outside a crawl (a test listing what it gives)
             engine = None
-        pace = engine is not None and self.crawler.get_extension(FrontierWorker) is None
+        worker = self.crawler.get_extension(FrontierWorker)
+        pace = engine is not None and (worker is None or worker.frontier is None)
         for out in outputs:
             if pace and engine is not None and engine.needs_backout():
                 await self.crawler.signals.wait_for(signals.scheduler_empty)

@@ -270,8 +270,12 @@ class DocumentPool:
 
     def _start(self) -> _Worker:
         with self._lock:
-            worker = _Worker()
-            self._all.append(worker)
+            return self._spawn()
+
+    def _spawn(self) -> _Worker:
+        """A new worker, counted among those running (the caller holds the lock)."""
+        worker = _Worker()
+        self._all.append(worker)
         return worker
 
     def _take(self) -> _Worker:
@@ -282,9 +286,7 @@ class DocumentPool:
             pass
         with self._lock:
             if len(self._all) < self.workers and not self.closed:
-                worker = _Worker()
-                self._all.append(worker)
-                return worker
+                return self._spawn()
         return self._idle.get()
 
     @property
