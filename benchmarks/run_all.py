@@ -82,10 +82,9 @@ site. Two changes of issue 15's last session are in these figures: a page is one
 record travels in its PageLinks item), and the spider hands Scrapy its next input only once the
 scheduler has run empty while the engine backs out, so the feeds a page advertises are fetched soon
 after it instead of behind every other input (and memory stays flat: benchmark 3). In a run of the
-same code without the paced start, the 10,000-site ratio was 0.43x; with it, 0.49-0.50x. Benchmark 9
-shows what to do next: on two cores the crawl process spends more CPU than on one with the same
-worker (the GIL handed between the reactor thread and the waiting thread on every document), so the
-pool's pipes should be read by the reactor itself; then cheaper autodiscovery.
+same code without the paced start, the 10,000-site ratio was 0.43x; with it, 0.49-0.50x. Next: read
+the workers' pipes on the reactor itself instead of a waiting thread per worker (benchmark 9), and
+cheaper autodiscovery.
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -175,17 +174,21 @@ found. Read the CPU column.
     "profile": """\
 The per-feed path (parse, tally, profile checks, rows) was the largest single cost on the reactor
 thread. With the document pool (`FEEDCENSUS_WORKERS`, pipelines/document/pool.py) what is left of it
-there is the SHA-256 of the body (which decides whether the feed changed), pickling the job,
-unpickling the rows and marking new items. The rest of the reactor thread is Scrapy's engine,
+there is pickling the job, unpickling the rows, marking new items and, when an earlier fetch of the
+feed is known, the SHA-256 of the body that says whether it changed (on a first fetch the worker
+takes it). The rest of the reactor thread is Scrapy's engine,
 downloader, scraper and signals, Twisted and asyncio: the part the bare spider pays too.
 """,
     "scaling": """\
 `taskset` limits the crawl (and its worker processes) to the cores listed; the loopback web's server
 runs outside that limit. On one core, workers only add the cost of moving documents between
-processes. On two, one worker takes the per-feed path off the reactor's core; a second worker has
-no core of its own and adds little. A machine with more cores gives the reactor thread a core of its
-own and the workers the others: the crawl then runs as fast as the reactor thread alone can go (the
-"0 workers, per-feed path excluded" CPU column is that bound).
+processes. On two, one worker takes the per-feed path off the reactor's core (the default, `auto`);
+a second worker has no core of its own and costs more than it gives. A machine with more cores gives
+the reactor thread a core of its own and the workers the others: the crawl then runs as fast as the
+crawl process alone can go. That process spends a little more CPU on two cores than on one with the
+same worker (the GIL handed between the reactor thread and the thread waiting on each document):
+reading the workers' pipes on the reactor itself is the next step. One run each: rates move by up to
+15 % from run to run on this machine.
 """,
 }
 
