@@ -31,7 +31,8 @@ def test_an_unwritable_output_is_one_line_and_exit_2_before_any_request(tmp_path
 def test_a_commit_that_keeps_failing_stops_the_crawl_with_exit_3(tmp_path: Path, demo_server: Any) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    (out / "links").write_text("a file where the links folder must go")
+    # items: a table the first commits (the pages' fetch_log, links and pages rows) do not write to.
+    (out / "items").write_text("a file where the items folder must go")
     proc = run_cli(
         "crawl", "--seeds", str(demo_seeds_file(tmp_path, demo_server)), "--out", str(out), "--job-id", "j",
         "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_BATCH_ROWS=1",
