@@ -4,9 +4,10 @@ Parse (``pipelines.document.feedparse``), tally (done in the same pass), check a
 the RSS Best Practices Profile (``pipelines.document.checks``), then rows for every
 table (``pipelines.document.rows``): :func:`pipelines.document.process.document_rows`,
 pure. It runs in a pool of worker processes (``FEEDCENSUS_WORKERS``, see
-:mod:`pipelines.document.pool`), or in this process when that is 0 (the default). What needs the
-earlier jobs of the dataset (which items are new, when the feed is next due) is added
-here, in the crawling process; this class also adds stats.
+:mod:`pipelines.document.pool`; the default, ``auto``, gives cores - 1), or in this process
+when that is 0 (and on one core). What needs the earlier jobs of the dataset (which items are
+new, when the feed is next due) is added here, in the crawling process; this class also adds
+stats.
 
 A profile rule that raises on an odd document does not stop the others or the
 crawl (``check_feed`` reports it on its result): each failure is counted as
