@@ -113,9 +113,10 @@ class CensusSpider(Spider):
         except RuntimeError:  # no engine: start() read outside a crawl (a test listing what it gives)
             engine = None
         worker = self.crawler.get_extension(FrontierWorker)
-        pace = engine is not None and (worker is None or worker.frontier is None)
+        if worker is not None and worker.frontier is not None:
+            engine = None  # distributed: not paced
         for out in outputs:
-            if pace and engine is not None and engine.needs_backout():
+            if engine is not None and engine.needs_backout():
                 await self.crawler.signals.wait_for(signals.scheduler_empty)
             yield out
 

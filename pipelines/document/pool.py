@@ -289,12 +289,6 @@ class DocumentPool:
                 return self._spawn()
         return self._idle.get()
 
-    @property
-    def started(self) -> int:
-        """The worker processes running now."""
-        with self._lock:
-            return len(self._all)
-
     def process(self, job: Job) -> Answer:
         """The answer for one document (waits for an idle worker first)."""
         payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
