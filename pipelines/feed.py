@@ -30,7 +30,7 @@ from twisted.python.threadpool import ThreadPool
 
 from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
 from pipelines.document.checks import RuleFailure
-from pipelines.document.pool import DocumentPool, Job, Lost, content_digest, default_workers, job_rows
+from pipelines.document.pool import DocumentPool, Job, Lost, content_digest, job_rows, workers_setting
 from pipelines.document.process import document_rows
 from pipelines.document.rows import (
     Carried,
@@ -186,9 +186,8 @@ class FeedPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FeedPipeline:
         settings = crawler.settings
-        given = settings.get("FEEDCENSUS_WORKERS")
-        workers = default_workers() if str(given).strip() == "auto" else settings.getint("FEEDCENSUS_WORKERS")
-        return cls(crawler, workers=max(workers, 0), timeout=settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
+        workers = workers_setting(settings.get("FEEDCENSUS_WORKERS"))
+        return cls(crawler, workers=workers, timeout=settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
 
     def open_spider(self) -> None:
         if self.workers > 0:

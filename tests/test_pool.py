@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
-from pipelines.document.pool import DocumentPool, Job, Lost, default_workers
+from pipelines.document.pool import DocumentPool, Job, Lost, default_workers, workers_setting
 from pipelines.document.process import document_rows
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
@@ -162,6 +162,15 @@ def test_a_pool_needs_a_worker_and_the_default_leaves_a_core_to_the_reactor() ->
     with pytest.raises(ValueError, match="at least one worker"):
         DocumentPool(0)
     assert default_workers() == max(len(os.sched_getaffinity(0)) - 1, 0)
+
+
+def test_the_worker_setting_is_read_one_way_for_the_cli_and_the_pipeline() -> None:
+    assert workers_setting("auto") == workers_setting(" auto ") == default_workers()
+    assert (workers_setting("3"), workers_setting(2), workers_setting("0"), workers_setting("-1")) == (3, 2, 0, 0)
+    assert workers_setting(None) == 0  # unset, as outside the project's settings: the in-process path
+    for bad in ("many", "", "1.5", True, 2.0):
+        with pytest.raises(ValueError):
+            workers_setting(bad)
 
 
 def test_a_crawl_records_a_feed_that_ran_out_of_time_and_parses_the_others(tmp_path: Path) -> None:

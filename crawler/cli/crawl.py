@@ -107,7 +107,10 @@ def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
 
 
 def _as_workers(value: str) -> object:
-    return value if value.strip() == "auto" else int(value)
+    """``FEEDCENSUS_WORKERS`` read as the pipeline reads it (the document code imported only when -s names it)."""
+    from pipelines.document.pool import workers_setting
+
+    return workers_setting(value)
 
 
 #: Settings whose values are not judged by their default's type.

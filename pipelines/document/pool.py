@@ -52,7 +52,17 @@ from pipelines.document.rows import TableRows
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
 
-__all__ = ["DocumentPool", "Job", "Lost", "Usage", "content_digest", "default_workers", "job_rows", "serve"]
+__all__ = [
+    "DocumentPool",
+    "Job",
+    "Lost",
+    "Usage",
+    "content_digest",
+    "default_workers",
+    "job_rows",
+    "serve",
+    "workers_setting",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +113,18 @@ def default_workers() -> int:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     return max(cores - 1, 0)
+
+
+def workers_setting(value: object) -> int:
+    """How many workers ``FEEDCENSUS_WORKERS`` asks for: ``auto`` is :func:`default_workers`, else a whole
+    number (ValueError otherwise; a negative number is 0). Unset (None, outside the project's settings): 0."""
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.strip() == "auto":
+        return default_workers()
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"not a whole number or auto: {value!r}")
+    return max(int(value), 0)
 
 
 def _serve(jobs: Connection, answers: Connection) -> None:
