@@ -16,7 +16,7 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   host, pid, started, state, heartbeat, requests), ``not_due`` (set: the feeds recorded
   as not due, so one worker records each) and ``meta`` (hash: created, state
   running|done, seeded, input_hosts), ``children:<url>`` and ``children_before:<url>`` (sets of
-  fingerprints, see below) with ``parents`` (set: the URLs that have them). A scheduled re-crawl
+  fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them). A scheduled re-crawl
   is a new job, so it never inherits the previous one's duplicate filter; :meth:`Frontier.finish`
   makes every key of a job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
 - **Leases.** Popping a request leases its URL to the worker, in one Lua script (one
@@ -38,8 +38,11 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   queue uncommitted those notes move to ``children_before:<page>``, and the next reading's push
   of one of them is answered :attr:`Pushed.ALREADY_QUEUED`: not queued again (it was queued,
   leased or fetched once), no ``duplicate`` row. Each note is used once, so a page that names a
-  URL twice still gives the second mention its ``duplicate`` row, as in one process. The notes
-  are deleted when the page's lease is released after its commit (or let go).
+  URL twice still gives the second mention its ``duplicate`` row, as in one process. A feed the
+  page names that is not due is noted the same way (``not_due <url>``), so the next reading records
+  it as not due again instead of as a duplicate of a ``not_due`` row that was never committed
+  (:meth:`Frontier.claim_not_due`). The notes are deleted when the page's lease is released after
+  its commit (or let go).
 - **Seeding first.** The coordinator (the process with inputs) queues every input before it
   takes any request itself (:attr:`FrontierWorker.seeding`); Scrapy reads ``start()`` lazily,
   so otherwise each input would be popped again by the coordinator as soon as it was pushed
@@ -441,6 +444,23 @@ return cjson.encode({
 """
 
 # ARGV: prefix, ttl seconds.
+# ARGV: prefix, worker, url, parent ('' for none). Returns 1 when this reading records url as not due:
+# the first claim of the job, or the claim of a reading of the parent whose earlier reading's lease
+# came back uncommitted (its note moved to children_before); else 0.
+_CLAIM_NOT_DUE = """
+local w, url, parent = ARGV[2], ARGV[3], ARGV[4]
+local noted = parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
+local mark = 'not_due ' .. url
+if redis.call('SADD', p .. 'not_due', url) == 0 then
+  if not noted or redis.call('SREM', p .. 'children_before:' .. parent, mark) == 0 then return 0 end
+end
+if noted then
+  redis.call('SADD', p .. 'children:' .. parent, mark)
+  redis.call('SADD', p .. 'parents', parent)
+end
+return 1
+"""
+
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
@@ -574,6 +594,7 @@ class Frontier:
                 ("unregister", _UNREGISTER),
                 ("snapshot", _SNAPSHOT),
                 ("finish", _FINISH),
+                ("claim_not_due", _CLAIM_NOT_DUE),
             )
         }
 
@@ -674,9 +695,14 @@ class Frontier:
     def queued(self) -> int:
         return int(self._call("count the queue", self.redis.zcard, self.key("queue")))
 
-    def claim_not_due(self, url: str) -> bool:
-        """True for the first worker of the job to record ``url`` as not due (the others record a duplicate)."""
-        return bool(self._call("claim a not-due feed", self.redis.sadd, self.key("not_due"), url))
+    def claim_not_due(self, url: str, parent: str | None = None) -> bool:
+        """True for the first worker of the job to record ``url`` as not due (the others record a duplicate).
+
+        ``parent`` is the page that named the feed: while this worker leases it the claim is noted as
+        that reading's, and a reading of the page after its lease came back uncommitted claims the feed
+        again (see the module's docstring), as :meth:`push` does for the requests a page queues.
+        """
+        return bool(self._run("claim_not_due", self.worker, url, parent or ""))
 
     def status(self) -> FrontierStatus:
         """The job as it is now: one atomic snapshot."""
@@ -1254,12 +1280,13 @@ class FrontierWorker:
         with self._lock:
             self._aliases.setdefault(url, []).extend(urls)
 
-    def claim_not_due(self, url: str) -> bool:
-        """Whether this worker records ``url`` as not due: the first of the job's workers to ask does."""
+    def claim_not_due(self, url: str, parent: str | None = None) -> bool:
+        """Whether this worker records ``url`` as not due: the first of the job's workers to ask does
+        (or a reading of ``parent``, the page that named it, after an earlier one was lost)."""
         if self.frontier is None or self.failed is not None:
             return True
         try:
-            return self.frontier.claim_not_due(url)
+            return self.frontier.claim_not_due(url, parent)
         except FrontierError as exc:
             self.fail(exc)
             return True

@@ -78,9 +78,10 @@ class History:
         self.index: StateIndex | None = None
         #: URLs already recorded as not due in this run (a feed named twice is recorded once).
         self._not_due: set[str] = set()
-        #: True the first time a URL is recorded as not due in this job. A distributed crawl's worker
-        #: replaces it with the frontier's claim, which every worker of the job shares.
-        self.claim_not_due: Callable[[str], bool] = self._claim_here
+        #: True the first time a URL is recorded as not due in this job (the second argument: the page
+        #: that named it, if any). A distributed crawl's worker replaces it with the frontier's claim,
+        #: which every worker of the job shares and which knows a page read again.
+        self.claim_not_due: Callable[[str, str | None], bool] = self._claim_here
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -161,7 +162,7 @@ class History:
         due = next_due(hints_of(state), self.policy)
         if due.is_due(now):
             return conditional_headers(state) if self.conditional and state.row is not None else {}
-        if not self.claim_not_due(url):
+        if not self.claim_not_due(url, ctx.source):
             return FetchRecord.for_context(ctx, url, Outcome.DUPLICATE, error="already recorded as not due")
         record = FetchRecord.for_context(
             ctx,
@@ -175,7 +176,7 @@ class History:
         previous = None if state.row is None else {**state.row, "parsed_job": state.parsed_job}
         return NotDue(record=record, previous=previous)
 
-    def _claim_here(self, url: str) -> bool:
+    def _claim_here(self, url: str, parent: str | None = None) -> bool:
         if url in self._not_due:
             return False
         self._not_due.add(url)

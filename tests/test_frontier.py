@@ -321,6 +321,30 @@ def test_a_page_read_again_twice_and_one_handed_back_on_a_stop(redis_server: Red
     assert children_keys(r) == set()
 
 
+def test_a_page_read_again_records_its_not_due_feed_as_not_due_again(redis_server: RedisServer) -> None:
+    """An incremental job: the page names a known feed that is not due. The victim claimed it (its
+    not_due row was on the way) and died before the commit; the next reading must record the feed as
+    not due, not as a duplicate of a row that was never written."""
+    r = raw(redis_server)
+    victim, helper = connect(redis_server, worker="victim"), connect(redis_server, worker="helper")
+    victim.register()
+    helper.register()
+    victim.push(PAGE, "page", fingerprint="fp-page")
+    assert victim.pop() == (PAGE, "page")
+    assert victim.claim_not_due(FEED, PAGE) is True
+    make_old(r, "j1", "victim", age=120)  # killed: the page's lease goes back uncommitted
+    assert helper.requeue_dead() == [PAGE]
+    assert helper.pop() == (PAGE, "page")
+
+    assert helper.claim_not_due(FEED, PAGE) is True  # the reading again: not due again
+    assert helper.claim_not_due(FEED, PAGE) is False  # the page names it twice: one row, as in one process
+    assert helper.claim_not_due(FEED, OTHER_PAGE) is False  # another page naming it
+    assert helper.claim_not_due(FEED) is False  # an input naming it
+    assert helper.release([PAGE]) == 1  # the page's rows are committed: its notes go
+    assert children_keys(r) == set()
+    assert r.smembers("feedcensus:j1:not_due") == {FEED}
+
+
 def test_notes_are_kept_only_while_the_worker_leases_the_page(redis_server: RedisServer) -> None:
     """A parent this worker does not lease (an input, a page already released) leaves nothing to clean up;
     a repeated push answers as the first one did."""
