@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -277,17 +278,29 @@ def children_keys(r: redis.Redis, job: str = "j1") -> set[str]:
     return {k for k in r.scan_iter(f"feedcensus:{job}:*") if ":children" in k or k.endswith(":parents")}
 
 
-def test_a_page_read_again_is_not_the_duplicate_of_what_its_first_reading_queued(redis_server: RedisServer) -> None:
+def read_twice(redis_server: RedisServer, first_reading: Callable[[Frontier], None]) -> Frontier:
+    """A victim leases PAGE, does ``first_reading`` and is killed before any commit; the page's lease
+    goes back and a helper (returned) leases PAGE again."""
     r = raw(redis_server)
     victim, helper = connect(redis_server, worker="victim"), connect(redis_server, worker="helper")
     victim.register()
     helper.register()
     victim.push(PAGE, "page", fingerprint="fp-page")
     assert victim.pop() == (PAGE, "page")
-    assert victim.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.QUEUED
+    first_reading(victim)
     make_old(r, "j1", "victim", age=120)  # killed: nothing committed, the page's lease goes back
     assert helper.requeue_dead() == [PAGE]
     assert helper.pop() == (PAGE, "page")
+    return helper
+
+
+def test_a_page_read_again_is_not_the_duplicate_of_what_its_first_reading_queued(redis_server: RedisServer) -> None:
+    r = raw(redis_server)
+
+    def queue_the_feed(victim: Frontier) -> None:
+        assert victim.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.QUEUED
+
+    helper = read_twice(redis_server, queue_the_feed)
 
     assert helper.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.ALREADY_QUEUED
     assert helper.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.DUPLICATE  # named twice
@@ -326,15 +339,11 @@ def test_a_page_read_again_records_its_not_due_feed_as_not_due_again(redis_serve
     not_due row was on the way) and died before the commit; the next reading must record the feed as
     not due, not as a duplicate of a row that was never written."""
     r = raw(redis_server)
-    victim, helper = connect(redis_server, worker="victim"), connect(redis_server, worker="helper")
-    victim.register()
-    helper.register()
-    victim.push(PAGE, "page", fingerprint="fp-page")
-    assert victim.pop() == (PAGE, "page")
-    assert victim.claim_not_due(FEED, PAGE) is True
-    make_old(r, "j1", "victim", age=120)  # killed: the page's lease goes back uncommitted
-    assert helper.requeue_dead() == [PAGE]
-    assert helper.pop() == (PAGE, "page")
+
+    def claim_the_feed(victim: Frontier) -> None:
+        assert victim.claim_not_due(FEED, PAGE) is True  # its not_due row was on the way to a commit
+
+    helper = read_twice(redis_server, claim_the_feed)
 
     assert helper.claim_not_due(FEED, PAGE) is True  # the reading again: not due again
     assert helper.claim_not_due(FEED, PAGE) is False  # the page names it twice: one row, as in one process
