@@ -1,9 +1,12 @@
-"""Time the per-feed document path stage by stage, for several source trees side by side.
+"""Benchmark 10: the per-feed document path stage by stage, for several source trees side by side.
 
-    .venv/bin/python scripts/parse_stages.py [--rounds 5] [--without-identity] TREE [TREE ...]
+    .venv/bin/python benchmarks/bench_stages.py [--rounds 5] [--without-identity] TREE [TREE ...]
 
-    git worktree add /tmp/before d221c6b       # the old tree to compare with (once)
-    .venv/bin/python scripts/parse_stages.py --rounds 5 /tmp/before .
+    git worktree add /tmp/before d221c6b       # an old tree to compare with (once)
+    .venv/bin/python benchmarks/bench_stages.py --rounds 5 /tmp/before .
+
+``run_all.py --only stages`` compares this tree with :data:`BEFORE` (the last commit before the
+architecture refactor of issue 10), extracted with ``git archive`` into ``benchmarks/.work``.
 
 For every tree, over the 198 benchmark feeds: parse (``parse_feed(..., with_notes=True)``), checks
 (``check_feed``), free (dropping the tree), rows (``feed_rows``) and arrow (one ``RecordBatch`` per table),
@@ -16,17 +19,17 @@ Every round starts one fresh child process per tree (``--child``, with ``sys.pat
 trees taking turns: round 1 A, B, round 2 A, B... Machine load drifts; alternating spreads the drift
 over all trees instead of charging it to the last one. Each child does one warm-up round, not counted.
 
-The pitfall: the venv's editable install of /work/main (a meta-path finder in site-packages) finds any
-module an old tree lacks in /work/main instead, silently mixing two trees in one measurement. A child
-therefore refuses (exit 2, one line naming the stray module) when a loaded ``pipelines``, ``schemas`` or
-``crawler`` module is not inside its tree. Old module names are tried before the new ones for the same
-reason.
+The pitfall: the venv's editable install of the project (a meta-path finder in site-packages) finds any
+module an old tree lacks in the installed tree instead, silently mixing two trees in one measurement. A
+child therefore refuses (exit 2, one line naming the stray module) when a loaded ``pipelines``,
+``schemas`` or ``crawler`` module is not inside its tree. Old module names are tried before the new ones
+for the same reason.
 
 ``--without-identity`` makes the parser's per-item identity step (``_identify``: content hash, identity,
 body lengths; work added after the refactor) a no-op, to tell the cost of new work from the cost of the
 code's shape. Trees without ``_identify`` are measured as they are, and the output says so.
 
-A measurement tool, to be run by hand on a quiet machine: never a timed test.
+A measurement tool, to be run on a quiet machine: never a timed test.
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ from typing import Any
 
 import pyarrow as pa
 
-FEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "benchmark_feeds"
+REPO = Path(__file__).resolve().parents[1]
+FEEDS = REPO.parent / "shared" / "corpus" / "benchmark_feeds"
+#: The last commit before issue 10's refactor (folders, one writer, table-driven parser): the "before".
+BEFORE = "d221c6b"
 STAGES = ("parse", "checks", "free", "rows", "arrow")
 PACKAGES = ("pipelines", "schemas", "crawler")
 # Each module the path uses, old name first: a new name looked for in an old tree is found in /work/main.
@@ -164,19 +170,24 @@ def run_child(tree: Path, without_identity: bool) -> dict[str, Any]:
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"]
-        raise Fail(f"{tree}: {lines[-1].removeprefix('parse_stages: ')}")
+        raise Fail(f"{tree}: {lines[-1].removeprefix('bench_stages: ')}")
     result: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
     return result
 
 
 def label(tree: Path, identity: str) -> str:
-    """The tree's path, its commit when it is a git checkout (``+changes``: tracked files differ from it)."""
+    """The tree's path, and its commit when it is the top of a git checkout (``+changes``: tracked files
+    differ from it). A tree extracted into a folder of another checkout (``before_tree``) is named by its path."""
     git = ["git", "-C", str(tree)]
-    proc = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
-    commit = f" @ {proc.stdout.strip()}" if proc.returncode == 0 else ""
-    if commit and subprocess.run([*git, "diff", "--quiet", "HEAD", "--"], check=False).returncode:
-        commit += "+changes"
-    return f"{tree}{commit}{' (identity off)' if identity == 'off' else ''}"
+    top = subprocess.run([*git, "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
+    commit = ""
+    if top.returncode == 0 and Path(top.stdout.strip()).resolve() == tree.resolve():
+        proc = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+        commit = f" @ {proc.stdout.strip()}"
+        if subprocess.run([*git, "diff", "--quiet", "HEAD", "--"], check=False).returncode:
+            commit += "+changes"
+    name = tree.name if tree.is_relative_to(REPO / "benchmarks") else str(tree)
+    return f"{name}{commit}{' (identity off)' if identity == 'off' else ''}"
 
 
 def table_row(tree: Path, runs: list[dict[str, Any]], tables: list[str]) -> str:
@@ -187,7 +198,8 @@ def table_row(tree: Path, runs: list[dict[str, Any]], tables: list[str]) -> str:
     return "| " + " | ".join([*cells, f"{ms['ffp']:.0f}", f"{ms['ffp'] / total:.2f}", *counts]) + " |"
 
 
-def parent(trees: list[Path], rounds: int, without_identity: bool) -> None:
+def compare(trees: list[Path], rounds: int, without_identity: bool) -> str:
+    """The Markdown table of ``trees`` measured side by side (Fail when a tree cannot be measured)."""
     for tree in trees:
         if not tree.is_dir():
             raise Fail(f"{tree}: no such directory")
@@ -201,16 +213,43 @@ def parent(trees: list[Path], rounds: int, without_identity: bool) -> None:
     mb = sum(len(b) for _, b in bodies) / 1e6
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
     loads = " ".join(f"{x:.2f}" for x in load_before), " ".join(f"{x:.2f}" for x in load_after)
-    print(f"{rounds} rounds (medians), {len(bodies)} feeds, {mb:.1f} MB, {when} UTC, load {loads[0]} -> {loads[1]}\n")
+    lines = [
+        f"{rounds} rounds (medians), {len(bodies)} feeds, {mb:.1f} MB, {when} UTC, load {loads[0]} -> {loads[1]}\n"
+    ]
     tables = list(dict.fromkeys(t for r in runs for t in r[-1]["rows_out"]))
     head = ["tree", *(f"{s} ms" for s in STAGES), "total ms", "ffp ms", "ffp/total", *(f"{t} rows" for t in tables)]
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for tree, tree_runs in zip(trees, runs, strict=True):
-        print(table_row(tree, tree_runs, tables))
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    lines += [table_row(tree, tree_runs, tables) for tree, tree_runs in zip(trees, runs, strict=True)]
     for tree, tree_runs in zip(trees, runs, strict=True):
         if without_identity and tree_runs[-1]["identity"] == "absent":
-            print(f"\n{tree} has no _identify: --without-identity changes nothing there.")
+            lines.append(f"\n{tree} has no _identify: --without-identity changes nothing there.")
+    return "\n".join(lines)
+
+
+def before_tree(work: Path, commit: str = BEFORE) -> Path:
+    """``commit``'s source tree, extracted once into ``work`` with ``git archive`` (no worktree, no .git change)."""
+    tree = work / f"tree-{commit}"
+    if not (tree / "pipelines").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", commit, "pipelines", "schemas", "crawler"],
+            capture_output=True,
+            check=False,
+        )
+        if archive.returncode != 0:
+            raise Fail(f"git archive {commit}: {archive.stderr.decode(errors='replace').strip() or 'failed'}")
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
+def run(work: Path, rounds: int = 5) -> str:
+    """Benchmark 10 for run_all.py: :data:`BEFORE` and this tree, as they are and with identity off."""
+    trees = [before_tree(work), REPO]
+    return (
+        f"As they are:\n\n{compare(trees, rounds, False)}\n\n"
+        f"This tree without the per-item identity step (`--without-identity`):\n\n{compare(trees, rounds, True)}"
+    )
 
 
 def main() -> int:
@@ -227,9 +266,9 @@ def main() -> int:
         if args.child:
             child(trees[0], args.without_identity)
         else:
-            parent(trees, args.rounds, args.without_identity)
+            print(compare(trees, args.rounds, args.without_identity))
     except Fail as e:
-        print(f"parse_stages: {e}", file=sys.stderr)
+        print(f"bench_stages: {e}", file=sys.stderr)
         return 2
     return 0
 
