@@ -179,8 +179,8 @@ def profile_round(one_round: Callable[[], int], top: int = 15) -> tuple[list[tup
         where = Path(filename).name if filename not in ("~", "") else ""
         label = f"{where}:{line}({func})" if where else func
         for marker in ("/pipelines/", "/crawler/", "/schemas/"):
-            if marker in filename:
-                label = f"{marker.strip('/')}/{Path(filename).name}:{line}({func})"
+            if marker in filename:  # the module's path in the project: pipelines/document/feedparse.py
+                label = f"{filename[filename.rindex(marker) + 1 :]}:{line}({func})"
         entries.append((label, nc, tt, ct))
     entries.sort(key=lambda e: e[2], reverse=True)
     return entries[:top], stats.total_tt  # type: ignore[attr-defined]
