@@ -534,78 +534,49 @@ def _candidates(doc_enc: str, how: How, charset: str | None) -> tuple[list[_Cand
 
 
 def _parse_strict(body: bytes, candidates: list[_Candidate], note: str | None, doc_enc: str, how: How) -> _Parsed:
-    """Parse with each candidate until one works or an error is not about the encoding; else recover.
-
-    Each attempt is a recover-mode parse, whose error log holds what a strict parse would raise:
-    the document is well-formed when no error was logged, and the first error logged is the one a
-    strict parse names (the same trees, verdicts and messages as strict-then-recover on every file
-    of the corpus, under six HTTP charsets). So a document that is not well-formed is read once,
-    not twice, when its recovered tree is the one :func:`_parse_recover` would make: the first
-    candidate's, with no surrogate reference to rewrite.
-    """
+    """Parse with each candidate until one works or an error is not about the encoding; else recover."""
     first_error = note
     first: _Candidate | None = None
     for forced, reported in candidates:
         try:
-            parser = _parser(forced, True)
+            parser = _parser(forced, False)
         except LookupError:  # a charset lxml does not know
             continue
-        is_first = first is None
         if first is None:
             first = (forced, reported)
         try:
-            root = etree.fromstring(body, parser)
+            return etree.fromstring(body, parser), note is None, note, reported
+        except etree.XMLSyntaxError as exc:
+            message = _one_line(exc)
+            if first_error is None:
+                first_error = message
+            if not _ENCODING_ERROR.search(message):
+                break  # not an encoding problem: another charset will not help
         except _PARSE_ERRORS as exc:  # e.g. ValueError on odd input: report it, then recover
             if first_error is None:
                 first_error = _one_line(exc)
             break
-        message = _logged_error(parser)
-        if message is None and root is not None:
-            return root, note is None, note, reported
-        if first_error is None:
-            first_error = message
-        if message is not None and _ENCODING_ERROR.search(message):
-            continue  # another charset may read it
-        if is_first and root is not None and fix_surrogate_refs(body) is body:
-            return root, False, first_error or "not well-formed", _recovered_as(first, doc_enc, how)
-        break  # not an encoding problem: another charset will not help
     if first is None:
         first = (None, "utf-8")
         first_error = first_error or f"unknown encoding {candidates[0][1]!r}"
     return _parse_recover(body, first, first_error, doc_enc, how)
 
 
-def _logged_error(parser: etree.XMLParser) -> str | None:
-    """The first error (not warning) of the parser's last run, as one line; None when there was none."""
-    for entry in parser.error_log:
-        if entry.level >= _ERROR_LEVEL:
-            return _position_once(f"{entry.message.strip()}, line {entry.line}, column {entry.column}")
-    return None
-
-
-_ERROR_LEVEL = etree.ErrorLevels.ERROR
-
-
-def _recovered_as(first: _Candidate, doc_enc: str, how: How) -> str:
-    """The encoding to report for a document recovered with the candidate ``first``."""
+def _parse_recover(body: bytes, first: _Candidate, error: str | None, doc_enc: str, how: How) -> _Parsed:
+    """The document parsed with ``recover=True`` by the first usable candidate: not well-formed."""
     forced, reported = first
     if forced is None and how == How.DECLARED:
         try:
             codecs.lookup(doc_enc)
         except LookupError:
             reported = "utf-8"  # libxml2 falls back to UTF-8 for an encoding it cannot decode
-    return reported
-
-
-def _parse_recover(body: bytes, first: _Candidate, error: str | None, doc_enc: str, how: How) -> _Parsed:
-    """The document parsed with ``recover=True`` by the first usable candidate: not well-formed."""
     try:
         # Surrogate references (&#55357;&#56832;) would survive recovery as invalid UTF-8 and make
         # every later text read raise: rewrite them first (pipelines/document/xmlrefs.py).
-        root = etree.fromstring(fix_surrogate_refs(body), _parser(first[0], True))
+        root = etree.fromstring(fix_surrogate_refs(body), _parser(forced, True))
     except _PARSE_ERRORS:
         root = None
-    return root, False, error or "not well-formed", _recovered_as(first, doc_enc, how)
+    return root, False, error or "not well-formed", reported
 
 
 # --------------------------------------------------------------------------- lifting large CDATA
