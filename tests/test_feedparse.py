@@ -572,6 +572,29 @@ def test_utf16_declared_on_8bit_bytes() -> None:
     assert feed.error and "utf-16" in feed.error and len(feed.items) == 1
 
 
+def test_a_wide_header_charset_that_cannot_read_the_body_falls_back_to_utf8() -> None:
+    """A well-formed UTF-8 feed served as utf-32: libxml2 makes no document at all of it with that
+    charset, and the next candidate (UTF-8) reads it whole. (A recover-mode first parse raised here and
+    lost the feed: the review of 0b0c281.)"""
+    body = "<rss><channel><title>café</title></channel></rss>".encode()
+    feed = parse_feed(body, headers={"Content-Type": "application/rss+xml; charset=utf-32"})
+    assert (feed.format, feed.well_formed, feed.error, feed.encoding, feed.title) == (
+        "rss",
+        True,
+        None,
+        "utf-8",
+        "café",
+    )
+
+
+def test_the_error_is_one_line_even_when_libxml2_quotes_the_document() -> None:
+    """libxml2's message for an unterminated comment quotes the document, newlines and all: the
+    error column gets its first line only."""
+    feed = parse_feed("<rss><channel><title>t</title><!-- café\n more\n text".encode())
+    assert feed.well_formed is False and feed.title == "t"
+    assert feed.error is not None and "\n" not in feed.error and feed.error.startswith("Comment not terminated")
+
+
 def test_unknown_header_charset_is_ignored() -> None:
     feed = parse_feed(
         b"<rss><channel><title>t</title></channel></rss>", headers={"Content-Type": "text/xml; charset=x-no-such"}
