@@ -61,8 +61,8 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   bytes, tuples and dicts with non-string keys are tagged; a meta value of another type
   is dropped from the queued copy, counted and logged once.
 
-A refused or reset connection is tried again (every script is safe to run twice: push and
-pop carry a token and answer a repeated call as the first); any other failure of Redis stops
+A refused or reset connection is tried again (every script is safe to run twice: push, pop
+and the not-due claim carry a token and answer a repeated call as the first); any other failure of Redis stops
 the crawl with ``frontier_error``, and what the worker held comes back through its lease.
 Known limits (at least once, never lost): a worker that stops heartbeating for longer
 than the lease (a reactor blocked that long) is taken for dead, so what it held may be
@@ -408,7 +408,7 @@ for i = 1, #workers, 2 do
   if t - beat > lease then
     requeue(workers[i], urls)
     redis.call('HDEL', p .. 'workers', workers[i])
-    redis.call('HDEL', p .. 'last', workers[i] .. ':push', workers[i] .. ':pop')
+    redis.call('HDEL', p .. 'last', workers[i] .. ':push', workers[i] .. ':pop', workers[i] .. ':claim')
   end
 end
 return urls
@@ -428,7 +428,7 @@ else
   redis.call('DEL', p .. 'held:' .. ARGV[2])
 end
 redis.call('HDEL', p .. 'workers', ARGV[2])
-redis.call('HDEL', p .. 'last', ARGV[2] .. ':push', ARGV[2] .. ':pop')
+redis.call('HDEL', p .. 'last', ARGV[2] .. ':push', ARGV[2] .. ':pop', ARGV[2] .. ':claim')
 return urls
 """
 
@@ -443,24 +443,33 @@ return cjson.encode({
   seen = redis.call('SCARD', p .. 'dupefilter')})
 """
 
-# ARGV: prefix, ttl seconds.
-# ARGV: prefix, worker, url, parent ('' for none). Returns 1 when this reading records url as not due:
-# the first claim of the job, or the claim of a reading of the parent whose earlier reading's lease
-# came back uncommitted (its note moved to children_before); else 0.
+# ARGV: prefix, worker, token, url, parent ('' for none). Returns 1 when this reading records url as
+# not due: the first claim of the job, or the claim of a reading of the parent whose earlier reading's
+# lease came back uncommitted (its note moved to children_before); else 0. Like push, the same call sent
+# again answers as the first did (the worker's last claim is kept in ``last``).
 _CLAIM_NOT_DUE = """
-local w, url, parent = ARGV[2], ARGV[3], ARGV[4]
-local noted = parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
-local mark = 'not_due ' .. url
-if redis.call('SADD', p .. 'not_due', url) == 0 then
-  if not noted or redis.call('SREM', p .. 'children_before:' .. parent, mark) == 0 then return 0 end
+local w, token, url, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local mark = w .. ':claim'
+local last = redis.call('HGET', p .. 'last', mark)
+if last then
+  local was, answer = string.match(last, '^(%S+) (%d)$')
+  if was == token then return tonumber(answer) end
 end
-if noted then
-  redis.call('SADD', p .. 'children:' .. parent, mark)
+local noted = parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
+local note = 'not_due ' .. url
+local answer = 1
+if redis.call('SADD', p .. 'not_due', url) == 0 then
+  if not noted or redis.call('SREM', p .. 'children_before:' .. parent, note) == 0 then answer = 0 end
+end
+if noted and answer == 1 then
+  redis.call('SADD', p .. 'children:' .. parent, note)
   redis.call('SADD', p .. 'parents', parent)
 end
-return 1
+redis.call('HSET', p .. 'last', mark, token .. ' ' .. answer)
+return answer
 """
 
+# ARGV: prefix, ttl seconds.
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
@@ -702,7 +711,7 @@ class Frontier:
         that reading's, and a reading of the page after its lease came back uncommitted claims the feed
         again (see the module's docstring), as :meth:`push` does for the requests a page queues.
         """
-        return bool(self._run("claim_not_due", self.worker, url, parent or ""))
+        return bool(self._run("claim_not_due", self.worker, str(next(self._tokens)), url, parent or ""))
 
     def status(self) -> FrontierStatus:
         """The job as it is now: one atomic snapshot."""

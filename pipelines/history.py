@@ -176,7 +176,8 @@ class History:
         previous = None if state.row is None else {**state.row, "parsed_job": state.parsed_job}
         return NotDue(record=record, previous=previous)
 
-    def _claim_here(self, url: str, parent: str | None = None) -> bool:
+    def _claim_here(self, url: str, parent: str | None) -> bool:
+        """One process: the first claim of ``url`` records it (a page is read once here, so ``parent`` does not matter)."""
         if url in self._not_due:
             return False
         self._not_due.add(url)

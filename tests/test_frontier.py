@@ -251,7 +251,7 @@ def test_the_state_survives_a_redis_restart(redis_server: RedisServer) -> None:
     assert f.push("http://a.example/", "again", fingerprint="fp") == Pushed.DUPLICATE
 
 
-def test_a_push_or_pop_sent_twice_runs_once(redis_server: RedisServer) -> None:
+def test_a_push_pop_or_claim_sent_twice_runs_once(redis_server: RedisServer) -> None:
     """redis-py sends a call again after a reset connection: the reply may be all that was lost."""
     f = connect(redis_server)
     member, score = "http://a.example/\nr", "0.5"
@@ -263,6 +263,10 @@ def test_a_push_or_pop_sent_twice_runs_once(redis_server: RedisServer) -> None:
     assert f._run("pop", "w1", "t3", "0") == first == [member, score]
     assert f.queued() == 1 and f.leases() == {"http://a.example/": "w1"}
     assert f.pop() == ("http://a.example/other", "o")
+    feed = "http://a.example/feed"
+    assert f._run("claim_not_due", "w1", "t4", feed, "") == 1
+    assert f._run("claim_not_due", "w1", "t4", feed, "") == 1  # the same claim: still this worker's not_due row
+    assert f._run("claim_not_due", "w1", "t5", feed, "") == 0  # a new claim: a duplicate
 
 
 # --- a page read again after its lease came back -------------------------------------------------------
@@ -693,7 +697,12 @@ def test_a_feed_not_due_is_recorded_by_one_worker_of_the_job(tmp_path: Path, red
         worker._loop.stop()
         history = history_of(crawler)
         assert history is not None
-        claims.append((history.claim_not_due("http://a.example/feed"), history.claim_not_due("http://a.example/other")))
+        claims.append(
+            (
+                history.claim_not_due("http://a.example/feed", None),
+                history.claim_not_due("http://a.example/other", None),
+            )
+        )
     assert claims == [(True, True), (False, False)]
     assert raw(redis_server).smembers("feedcensus:j1:not_due") == {"http://a.example/feed", "http://a.example/other"}
 
