@@ -178,9 +178,10 @@ def profile_round(one_round: Callable[[], int], top: int = 15) -> tuple[list[tup
     for (filename, line, func), (_cc, nc, tt, ct, _callers) in raw.items():
         where = Path(filename).name if filename not in ("~", "") else ""
         label = f"{where}:{line}({func})" if where else func
-        for marker in ("/pipelines/", "/crawler/", "/schemas/"):
-            if marker in filename:  # the module's path in the project: pipelines/document/feedparse.py
-                label = f"{filename[filename.rindex(marker) + 1 :]}:{line}({func})"
+        # the module's path in the project (pipelines/document/feedparse.py): from the last package folder named
+        at = max(filename.rfind(marker) for marker in ("/pipelines/", "/crawler/", "/schemas/"))
+        if at >= 0:
+            label = f"{filename[at + 1 :]}:{line}({func})"
         entries.append((label, nc, tt, ct))
     entries.sort(key=lambda e: e[2], reverse=True)
     return entries[:top], stats.total_tt  # type: ignore[attr-defined]

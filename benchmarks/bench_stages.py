@@ -44,6 +44,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -186,7 +187,7 @@ def label(tree: Path, identity: str) -> str:
         commit = f" @ {proc.stdout.strip()}"
         if subprocess.run([*git, "diff", "--quiet", "HEAD", "--"], check=False).returncode:
             commit += "+changes"
-    name = tree.name if tree.is_relative_to(REPO / "benchmarks") else str(tree)
+    name = "this tree" if tree == REPO else tree.name if tree.is_relative_to(REPO) else str(tree)
     return f"{name}{commit}{' (identity off)' if identity == 'off' else ''}"
 
 
@@ -223,23 +224,26 @@ def compare(trees: list[Path], rounds: int, without_identity: bool) -> str:
     lines += [table_row(tree, tree_runs, tables) for tree, tree_runs in zip(trees, runs, strict=True)]
     for tree, tree_runs in zip(trees, runs, strict=True):
         if without_identity and tree_runs[-1]["identity"] == "absent":
-            lines.append(f"\n{tree} has no _identify: --without-identity changes nothing there.")
+            lines.append(f"\n{label(tree, 'on')} has no _identify: --without-identity changes nothing there.")
     return "\n".join(lines)
 
 
 def before_tree(work: Path, commit: str = BEFORE) -> Path:
-    """``commit``'s source tree, extracted once into ``work`` with ``git archive`` (no worktree, no .git change)."""
+    """``commit``'s source tree, extracted once into ``work`` with ``git archive`` (no worktree, no .git change);
+    into a temporary folder first, renamed when whole, so an interrupted extraction is never taken for a tree."""
     tree = work / f"tree-{commit}"
-    if not (tree / "pipelines").is_dir():
-        tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", commit, "pipelines", "schemas", "crawler"],
-            capture_output=True,
-            check=False,
-        )
-        if archive.returncode != 0:
-            raise Fail(f"git archive {commit}: {archive.stderr.decode(errors='replace').strip() or 'failed'}")
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    if tree.is_dir():
+        return tree
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", commit, "pipelines", "schemas", "crawler"], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        raise Fail(f"git archive {commit}: {archive.stderr.decode(errors='replace').strip() or 'failed'}")
+    work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work) as partial:
+        subprocess.run(["tar", "-x", "-C", partial], input=archive.stdout, check=True)
+        Path(partial).rename(tree)
+        Path(partial).mkdir()  # for TemporaryDirectory to remove
     return tree
 
 
