@@ -149,7 +149,9 @@ class History:
             hints = replace(hints, fetched_at=hints.fetched_at or at, retry_after=retry_after, retry_at=at)
         return next_due(hints, self.policy)
 
-    def plan(self, url: str, ctx: FetchContext, now: datetime | None = None) -> NotDue | FetchRecord | dict[str, str]:
+    def before_request(
+        self, url: str, ctx: FetchContext, now: datetime | None = None
+    ) -> NotDue | FetchRecord | dict[str, str]:
         """Before requesting ``url``: the headers to send, or what to record when the feed is not due.
 
         Returns request headers (possibly empty) when the URL is to be fetched; a ``NotDue`` the first

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from crawler import settings
-from crawler.report.due import DueError, iso, parse_time, plan, schedule, summary
+from crawler.report.due import DueError, due_feeds, iso, parse_time, schedule, summary
 from pipelines.dataset.schedule import Policy
 from pipelines.dataset.state import StateIndex
 from pipelines.dataset.store import DatasetWriter, list_jobs
@@ -151,7 +151,7 @@ def test_policy_options_bound_the_hints(dataset: Path) -> None:
 
 def test_schedule_in_process_agrees_with_next_due(dataset: Path) -> None:
     now = T + timedelta(minutes=30)
-    feeds = plan(str(dataset), hints_of, Policy(), now)
+    feeds = due_feeds(str(dataset), hints_of, Policy(), now)
     assert [f.url for f in feeds] == [QUICK, TTL, SKIP, QUIET]
     assert summary(feeds) == "1 feed due now, 3 later (next at 2024-05-01T13:20:00Z)"
     with StateIndex.open(str(dataset)) as index:
@@ -173,7 +173,7 @@ def test_parse_time_reads_iso_and_takes_naive_as_utc() -> None:
 def test_no_crawl_yet_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(DueError, match="no crawl found"):
-        plan(str(tmp_path / "empty"), hints_of, Policy(), T)
+        due_feeds(str(tmp_path / "empty"), hints_of, Policy(), T)
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,7 @@ def _duration(option: str, text: str | None, default_seconds: float) -> timedelt
 def cmd_due(args: argparse.Namespace) -> int:
     """Every known feed with when it is next due (due now first); exit 0 whether or not any is due."""
     from crawler import settings
-    from crawler.report.due import DueError, parse_time, plan, to_lines
+    from crawler.report.due import DueError, due_feeds, parse_time, to_lines
     from pipelines.dataset.schedule import Policy
     from pipelines.history import hints_of
     from schemas.tables import SchemaVersionError
@@ -87,7 +87,7 @@ def cmd_due(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise fail(f"--at: {exc}") from None
     try:
-        feeds = plan(args.dir, hints_of, policy, now)
+        feeds = due_feeds(args.dir, hints_of, policy, now)
     except (DueError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
     if args.json:

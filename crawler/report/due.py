@@ -23,7 +23,7 @@ from pipelines.dataset.schedule import Hints, Policy, next_due
 from pipelines.dataset.state import FeedState, StateIndex
 from pipelines.dataset.store import resolve_root
 
-__all__ = ["DueError", "DueFeed", "iso", "parse_time", "plan", "schedule", "summary", "to_lines"]
+__all__ = ["DueError", "DueFeed", "due_feeds", "iso", "parse_time", "schedule", "summary", "to_lines"]
 
 
 class DueError(Exception):
@@ -89,7 +89,7 @@ def schedule(
     return sorted(feeds, key=lambda f: (not f.due_now, f.next_due, f.url))
 
 
-def plan(out: str, hints: Callable[[FeedState], Hints], policy: Policy, now: datetime) -> list[DueFeed]:
+def due_feeds(out: str, hints: Callable[[FeedState], Hints], policy: Policy, now: datetime) -> list[DueFeed]:
     """The schedule of every known feed of the dataset at ``out``; :class:`DueError` when there is none to read."""
     fs, root = resolve_root(out)
     if isinstance(fs, pafs.LocalFileSystem) and fs.get_file_info(root).type != pafs.FileType.Directory:

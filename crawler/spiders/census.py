@@ -184,10 +184,10 @@ class CensusSpider(Spider):
         """
         history = history_of(self.crawler)
         # What an interrupted run of this job already wrote is left to the resume duplicate filter.
-        plan = history.plan(url, ctx) if history is not None and not self.dataset.is_done(url) else {}
-        if not isinstance(plan, dict):
-            return plan
-        validators = plan if conditional else None
+        ahead = history.before_request(url, ctx) if history is not None and not self.dataset.is_done(url) else {}
+        if not isinstance(ahead, dict):  # not due: what to record instead of the request
+            return ahead
+        validators = ahead if conditional else None
         return make_request(
             url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias, validators=validators
         )

@@ -132,7 +132,7 @@ class Section:
     _elements: dict[str, Sequence[tuple[str, ElementRule]]] = field(init=False, repr=False, compare=False)
     # every element some scope rule is about, and the scope rules to run for each set of them a scope has
     _about_names: frozenset[str] = field(init=False, repr=False, compare=False)
-    _plans: dict[frozenset[str], tuple[tuple[str, ScopeRule], ...]] = field(init=False, repr=False, compare=False)
+    _rule_lists: dict[frozenset[str], tuple[tuple[str, ScopeRule], ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if unknown := set(self.about) - {rule for rule, _ in self.scope_rules}:
@@ -145,30 +145,30 @@ class Section:
         object.__setattr__(self, "_texts", texts)
         object.__setattr__(self, "_elements", elements | dict(self.element_rules))
         object.__setattr__(self, "_about_names", frozenset().union(*self.about.values()))
-        object.__setattr__(self, "_plans", {})
+        object.__setattr__(self, "_rule_lists", {})
 
     def rules_for(self, seen: Mapping[str, int]) -> tuple[tuple[str, ScopeRule], ...]:
         """The scope rules for a scope whose children have the names ``seen``, in table order.
 
         A rule named in ``about`` is left out when the scope has none of its
         elements. The list is made once for each set of such elements found
-        (a few per section; the memo is emptied past :data:`_MAX_PLANS`).
+        (a few per section; the memo is emptied past :data:`_MAX_RULE_LISTS`).
         """
         present = self._about_names.intersection(seen)
-        plan = self._plans.get(present)
-        if plan is None:
-            if len(self._plans) >= _MAX_PLANS:
-                self._plans.clear()
-            plan = self._plans[present] = tuple(
+        rules = self._rule_lists.get(present)
+        if rules is None:
+            if len(self._rule_lists) >= _MAX_RULE_LISTS:
+                self._rule_lists.clear()
+            rules = self._rule_lists[present] = tuple(
                 (rule, fn)
                 for rule, fn in self.scope_rules
                 if (about := self.about.get(rule)) is None or not about.isdisjoint(present)
             )
-        return plan
+        return rules
 
 
 #: How many scope-rule lists a :class:`Section` keeps (see :meth:`Section.rules_for`).
-_MAX_PLANS = 256
+_MAX_RULE_LISTS = 256
 
 
 def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = None, later: Later | None = None) -> Walk:
