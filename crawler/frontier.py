@@ -279,6 +279,36 @@ local function forget_children(url)
     redis.call('DEL', p .. 'children:' .. url, p .. 'children_before:' .. url)
   end
 end
+-- Whether worker w is reading the page parent (it leases it): only then is what the reading does noted.
+local function reading(w, parent)
+  return parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
+end
+-- An earlier, uncommitted reading of parent did this (a fingerprint pushed, a 'not_due <url>' claimed):
+-- its note is used up, so the same page naming it twice still gets one answer each way.
+local function done_before(parent, note)
+  return redis.call('SREM', p .. 'children_before:' .. parent, note) == 1
+end
+local function note_child(parent, note)
+  redis.call('SADD', p .. 'children:' .. parent, note)
+  redis.call('SADD', p .. 'parents', parent)
+end
+-- A call of a kind ('push', 'claim') that carries a token: the answer of worker w's last such call when
+-- this one is that call sent again (redis-py resends after a reset connection), else nil.
+local function repeated(w, kind, token)
+  local last = redis.call('HGET', p .. 'last', w .. ':' .. kind)
+  if not last then return nil end
+  local was, answer = string.match(last, '^(%S+) ?(%d*)$')
+  if was == token then return tonumber(answer) or 1 end
+  return nil
+end
+local function answered(w, kind, token, answer)
+  redis.call('HSET', p .. 'last', w .. ':' .. kind, token .. ' ' .. answer)
+  return answer
+end
+-- Worker w is gone: the answers kept for its repeated calls go too.
+local function forget_calls(w)
+  redis.call('HDEL', p .. 'last', w .. ':push', w .. ':pop', w .. ':claim')
+end
 local function requeue(worker, urls)
   local key = p .. 'held:' .. worker
   local held = redis.call('HGETALL', key)
@@ -317,28 +347,20 @@ end
 # earlier reading of the parent (see the module's docstring).
 _PUSH = """
 local w, token, fp, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[7] or ''
-local mark = w .. ':push'
-local last = redis.call('HGET', p .. 'last', mark)
-if last then
-  local was, answer = string.match(last, '^(%S+) ?(%d*)$')
-  if was == token then return tonumber(answer) or 1 end
-end
+local again = repeated(w, 'push', token)
+if again then return again end
 -- Noted only while this worker leases the parent: then the parent's commit ends the notes.
-local noted = fp ~= '' and parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
+local noted = fp ~= '' and reading(w, parent)
 local answer = 1
 if fp ~= '' and redis.call('SADD', p .. 'dupefilter', fp) == 0 then
-  if not noted or redis.call('SREM', p .. 'children_before:' .. parent, fp) == 0 then return 0 end
+  if not (noted and done_before(parent, fp)) then return 0 end
   answer = 2
 else
   redis.call('ZADD', p .. 'queue', ARGV[5], ARGV[6])
   for i = 8, #ARGV do release(ARGV[i]) end
 end
-if noted then
-  redis.call('SADD', p .. 'children:' .. parent, fp)
-  redis.call('SADD', p .. 'parents', parent)
-end
-redis.call('HSET', p .. 'last', mark, token .. ' ' .. answer)
-return answer
+if noted then note_child(parent, fp) end
+return answered(w, 'push', token, answer)
 """
 
 # ARGV: prefix, worker, token, '1' to mark the worker busy. Returns {member, score} or nil.
@@ -408,7 +430,7 @@ for i = 1, #workers, 2 do
   if t - beat > lease then
     requeue(workers[i], urls)
     redis.call('HDEL', p .. 'workers', workers[i])
-    redis.call('HDEL', p .. 'last', workers[i] .. ':push', workers[i] .. ':pop', workers[i] .. ':claim')
+    forget_calls(workers[i])
   end
 end
 return urls
@@ -428,7 +450,7 @@ else
   redis.call('DEL', p .. 'held:' .. ARGV[2])
 end
 redis.call('HDEL', p .. 'workers', ARGV[2])
-redis.call('HDEL', p .. 'last', ARGV[2] .. ':push', ARGV[2] .. ':pop', ARGV[2] .. ':claim')
+forget_calls(ARGV[2])
 return urls
 """
 
@@ -449,24 +471,14 @@ return cjson.encode({
 # again answers as the first did (the worker's last claim is kept in ``last``).
 _CLAIM_NOT_DUE = """
 local w, token, url, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local mark = w .. ':claim'
-local last = redis.call('HGET', p .. 'last', mark)
-if last then
-  local was, answer = string.match(last, '^(%S+) (%d)$')
-  if was == token then return tonumber(answer) end
-end
-local noted = parent ~= '' and redis.call('HGET', p .. 'leases', parent) == w
+local again = repeated(w, 'claim', token)
+if again then return again end
+local noted = reading(w, parent)
 local note = 'not_due ' .. url
 local answer = 1
-if redis.call('SADD', p .. 'not_due', url) == 0 then
-  if not noted or redis.call('SREM', p .. 'children_before:' .. parent, note) == 0 then answer = 0 end
-end
-if noted and answer == 1 then
-  redis.call('SADD', p .. 'children:' .. parent, note)
-  redis.call('SADD', p .. 'parents', parent)
-end
-redis.call('HSET', p .. 'last', mark, token .. ' ' .. answer)
-return answer
+if redis.call('SADD', p .. 'not_due', url) == 0 and not (noted and done_before(parent, note)) then answer = 0 end
+if noted and answer == 1 then note_child(parent, note) end
+return answered(w, 'claim', token, answer)
 """
 
 # ARGV: prefix, ttl seconds.
