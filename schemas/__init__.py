@@ -36,12 +36,9 @@ __all__ = [
     "element_name",
 ]
 
-_FROM_TABLES = frozenset(
-    {"PARTITION_KEY", "SCHEMA_VERSION", "TABLES", "Field", "SchemaVersionError", "arrow_schema", "check_version"}
-)
-
 
 def __getattr__(name: str) -> Any:
-    if name in _FROM_TABLES:
+    """A name of ``__all__`` not bound yet is one of ``schemas.tables``': imported now (PEP 562)."""
+    if name in __all__:
         return getattr(importlib.import_module("schemas.tables"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
