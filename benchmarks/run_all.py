@@ -84,9 +84,11 @@ site. Two changes of issue 15's last session are in these figures: a page is one
 record travels in its PageLinks item), and the spider hands Scrapy its next input only once the
 scheduler has run empty while the engine backs out, so the feeds a page advertises are fetched soon
 after it instead of behind every other input (and memory stays flat: benchmark 3). In a run of the
-same code without the paced start, the 10,000-site ratio was 0.43x; with it, 0.49-0.50x. Next: read
-the workers' pipes on the reactor itself instead of a waiting thread per worker (benchmark 9), and
-cheaper autodiscovery.
+same code without the paced start, the 10,000-site ratio was 0.43x; with it, 0.49-0.50x. Next: a
+py-spy sample of every thread of a 3,000-site crawl put autodiscovery at 11 % of the reactor thread
+and the own CPU of the thread that waits on the worker (waking the reactor, reading and unpickling)
+at about 5 % of the process: autodiscovery in the workers is the larger step, reading the workers'
+pipes on the reactor the smaller one; neither closes the gap to 0.75x alone.
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -188,9 +190,9 @@ processes. On two, one worker takes the per-feed path off the reactor's core (th
 a second worker has no core of its own and costs more than it gives. A machine with more cores gives
 the reactor thread a core of its own and the workers the others: the crawl then runs as fast as the
 crawl process alone can go. That process spends a little more CPU on two cores than on one with the
-same worker (the GIL handed between the reactor thread and the thread waiting on each document):
-reading the workers' pipes on the reactor itself is the next step. One run each: rates move by up to
-15 % from run to run on this machine.
+same worker (the GIL handed between the reactor thread and the thread waiting on each document;
+that thread's own CPU is about 5 % of the process, benchmark 2 says what is next). One run each: rates
+move by up to 15 % from run to run on this machine.
 """,
     "stages": """\
 `tree-d221c6b` is the source of the last commit before issue 10's refactor (new folders, one dataset
