@@ -237,6 +237,48 @@ def test_a_warc_file_that_cannot_be_written_stops_the_crawl_with_exit_3(tmp_path
     assert kinds[0] == "warcinfo" and "response" in kinds  # what was written before the failure reads back
 
 
+_CUT_CHILD = """
+import json, os, resource, sys
+sys.path.insert(0, os.getcwd())
+from tests.test_warc import exchange
+from crawler.archive.warc import WarcWriter
+resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+written = []
+for n in range(int(sys.argv[1])):
+    writer = WarcWriter(sys.argv[2] + f"/{n}", job="cut")
+    body = bytes((i * 7 + n) % 251 for i in range(700 + 97 * n))  # incompressible, a size per writer
+    count = 0
+    try:
+        while True:
+            writer.write(exchange(f"http://a.example/{count}", body))
+            count += 1
+    except OSError:
+        written.append(count)
+print(json.dumps(written))
+"""
+
+
+def test_a_write_that_fails_leaves_the_file_ending_on_its_last_whole_record(tmp_path: Path) -> None:
+    """A file size limit cuts a record anywhere in its gzip member (a place that depends on the record
+    sizes): the writer cuts the partial record off again, so every file reads back whole, with every
+    exchange written before the failure, whichever the place."""
+    writers = 12
+    proc = subprocess.run(
+        [sys.executable, "-c", _CUT_CHILD, str(writers), str(tmp_path)],
+        capture_output=True, text=True, cwd=REPO, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    written = json.loads(proc.stdout)
+    assert len(written) == writers and all(n > 0 for n in written)
+    for n, count in enumerate(written):
+        [path] = list((tmp_path / str(n)).iterdir())
+        gzip.decompress(path.read_bytes())  # every gzip member whole: the file does not end in a cut record
+        kinds = [kind for kind, _, _, _ in records(path)]
+        # warcinfo, then a response and a request per exchange; the failed exchange's response may be whole
+        assert kinds[0] == "warcinfo" and kinds[1 : 1 + 2 * count] == ["response", "request"] * count, (n, kinds)
+        assert len(kinds) - 1 - 2 * count in (0, 1), (n, kinds)
+
+
 def test_credentials_on_a_request_are_never_archived(tmp_path: Path) -> None:
     from scrapy import Request
     from scrapy.http import Response

@@ -77,7 +77,7 @@ class Location:
 @dataclass
 class _OpenFile:
     path: Path
-    handle: io.BufferedWriter
+    handle: io.FileIO
     size: int = 0
     records: int = 0
 
@@ -107,7 +107,6 @@ class WarcWriter:
         self._lock = threading.Lock()
         self._file: _OpenFile | None = None
         self._closed = False
-        self._broken = False
 
     def write(self, exchange: Exchange) -> Location:
         """Write the response record, then the request record (``WARC-Concurrent-To`` it); where the response is."""
@@ -190,7 +189,8 @@ class WarcWriter:
         stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")[:17]
         name = f"{self.prefix}-{safe_name(self.job)}-{stamp}-{len(self.files):05d}-{self._token}.warc.gz"
         path = self.folder / name
-        out = _OpenFile(path, open(path, "xb"))  # noqa: SIM115  # closed by _close_file
+        # Unbuffered: a record is on disk once _append returns, and a failed one can be cut off (_append).
+        out = _OpenFile(path, open(path, "xb", buffering=0))  # noqa: SIM115  # closed by _close_file
         self.files.append(name)
         self._append(out, self._warcinfo(name))
         return out
@@ -199,11 +199,7 @@ class WarcWriter:
         if self._file is None:
             return
         handle, self._file = self._file.handle, None
-        if self._broken:
-            with contextlib.suppress(OSError):  # what a failed write left in the buffer fails again: dropped
-                handle.close()
-        else:
-            handle.close()
+        handle.close()
 
     def _append(self, out: _OpenFile, record: Any) -> int:
         """Write one record as its own gzip member; its length in the file."""
@@ -212,16 +208,29 @@ class WarcWriter:
         compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS + 16)
         member = compressor.compress(raw.getvalue()) + compressor.flush()
         try:
-            out.handle.write(member)
-            out.handle.flush()
+            _write_all(out.handle, member)
         except OSError:
-            self._broken = True  # the file ends in a cut record: readers stop before it
+            # A full disk or a file size limit: what part of the record got written is cut off again, so
+            # the file ends on its last whole record (a reader meeting a cut one may fail on it).
+            with contextlib.suppress(OSError):
+                os.ftruncate(out.handle.fileno(), out.size)
+                out.handle.seek(out.size)
             raise
         out.size += len(member)
         out.records += 1
         self.records += 1
         self.bytes_written += len(member)
         return len(member)
+
+
+def _write_all(handle: io.FileIO, data: bytes) -> None:
+    """Write all of ``data`` to an unbuffered file (one write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError("the WARC file took no more bytes")
+        view = view[written:]
 
 
 def format_warc_date(when: datetime) -> str:
