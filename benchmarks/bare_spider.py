@@ -10,6 +10,7 @@ settings it gives ``feedcensus crawl``.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     for kv in args.set:
         name, _, value = kv.partition("=")
         settings[name] = value
+    # The project's interpreter setting (crawler/extensions/switching.py), given to the bare spider too.
+    switch = float(settings.pop("FEEDCENSUS_SWITCH_INTERVAL", 0) or 0)
+    if switch > 0:
+        sys.setswitchinterval(switch)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BareSpider)
     process.crawl(crawler, urls_file=str(args.urls_file))

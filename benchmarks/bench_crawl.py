@@ -40,6 +40,7 @@ SHARED_SETTINGS = (
     "DOWNLOAD_TIMEOUT",
     "DOWNLOAD_MAXSIZE",
     "DOWNLOAD_WARNSIZE",
+    "FEEDCENSUS_SWITCH_INTERVAL",  # the interpreter's, not Scrapy's: bare_spider.py applies it as the project does
 )
 
 

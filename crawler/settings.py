@@ -112,6 +112,8 @@ EXTENSIONS = {
     "crawler.extensions.archive.ArchiveLocations": 130,
     # With a shared frontier (--frontier): this worker's heartbeat, leases and the end of the job.
     "crawler.frontier.FrontierWorker": 120,
+    # FEEDCENSUS_SWITCH_INTERVAL for the life of the engine (crawler/extensions/switching.py).
+    "crawler.extensions.switching.SwitchInterval": 530,
 }
 # Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
 DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
@@ -125,6 +127,11 @@ CONCURRENT_ITEMS = 8
 # by the bound method, which dies at once, so it runs again and again (~2 ms each). Our callbacks
 # return no values; ruff and the tests guard that.
 WARN_ON_GENERATOR_RETURN_VALUE = False
+# Python default: 0.005 s (sys.setswitchinterval). Seconds a thread may keep the interpreter lock while
+# another waits for it. The reactor lets go of the lock at every socket call; the threads that wait on
+# the document workers and commit the dataset then hold it for up to this long. 0.5 ms: +13-30% crawl
+# rate at 10,000 sites, paired runs (benchmarks/RESULTS.md, benchmark 2). 0 keeps Python's default.
+FEEDCENSUS_SWITCH_INTERVAL = 0.0005
 # Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable. It is the level of the log
 # (`scrapy crawl`, or `feedcensus crawl --log-file`); `feedcensus crawl` shows only warnings and
 # errors on the terminal unless --log-level says otherwise (crawler/cli/crawl.py).

@@ -231,3 +231,33 @@ def test_the_duplicate_filter_drops_what_the_dataset_says_is_written(tmp_path: P
     assert dupefilter.request_seen(Request("http://a.example/written"))
     assert not dupefilter.request_seen(Request("http://a.example/new"))
     assert dupefilter.request_seen(Request("http://a.example/new"))
+
+
+# --- the switch interval extension ---------------------------------------------------------
+
+
+def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(tmp_path: Path) -> None:
+    import sys
+
+    from scrapy import signals
+
+    from crawler.extensions.switching import SwitchInterval
+
+    crawler = crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0.0007)
+    extension = crawler.get_extension(SwitchInterval)
+    assert extension is not None  # enabled by the project's settings
+    before = sys.getswitchinterval()
+    try:
+        crawler.signals.send_catch_log(signals.engine_started)
+        assert sys.getswitchinterval() == pytest.approx(0.0007)
+        crawler.signals.send_catch_log(signals.engine_stopped)
+        assert sys.getswitchinterval() == pytest.approx(before)
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_a_switch_interval_of_zero_leaves_pythons_own(tmp_path: Path) -> None:
+    from crawler.extensions.switching import SwitchInterval
+
+    with pytest.raises(NotConfigured):
+        SwitchInterval.from_crawler(crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0))
