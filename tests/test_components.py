@@ -248,6 +248,8 @@ def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(t
     assert extension is not None  # enabled by the project's settings
     before = sys.getswitchinterval()
     try:
+        crawler.signals.send_catch_log(signals.engine_stopped)  # a stop without a start changes nothing
+        assert sys.getswitchinterval() == pytest.approx(before)
         crawler.signals.send_catch_log(signals.engine_started)
         assert sys.getswitchinterval() == pytest.approx(0.0007)
         crawler.signals.send_catch_log(signals.engine_stopped)
@@ -256,7 +258,26 @@ def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(t
         sys.setswitchinterval(before)
 
 
-def test_a_switch_interval_of_zero_leaves_pythons_own(tmp_path: Path) -> None:
+def test_the_interval_is_put_back_when_the_last_of_two_engines_stops(tmp_path: Path) -> None:
+    import sys
+
+    from scrapy import signals
+
+    before = sys.getswitchinterval()
+    first = crawler_for(tmp_path / "a", FEEDCENSUS_SWITCH_INTERVAL=0.0007)
+    second = crawler_for(tmp_path / "b", FEEDCENSUS_SWITCH_INTERVAL=0.0007)
+    try:
+        first.signals.send_catch_log(signals.engine_started)
+        second.signals.send_catch_log(signals.engine_started)
+        first.signals.send_catch_log(signals.engine_stopped)
+        assert sys.getswitchinterval() == pytest.approx(0.0007)  # the second still runs
+        second.signals.send_catch_log(signals.engine_stopped)
+        assert sys.getswitchinterval() == pytest.approx(before)
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_a_switch_interval_of_zero_leaves_the_interval_alone(tmp_path: Path) -> None:
     from crawler.extensions.switching import SwitchInterval
 
     with pytest.raises(NotConfigured):

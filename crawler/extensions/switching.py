@@ -1,21 +1,24 @@
 """How often the crawl process's threads may take the interpreter from one another (``FEEDCENSUS_SWITCH_INTERVAL``).
 
-The reactor thread shares the interpreter lock with two helper threads: the one that waits on each
-document worker (pipelines/feed.py) and the dataset's commit thread (pipelines/writer.py). Every time
+The reactor thread shares the interpreter lock with helper threads: one per document worker, waiting
+for its answer (pipelines/feed.py), and the dataset's commit thread (pipelines/writer.py). Every time
 the reactor makes a system call (a socket read or write, a poll) it lets go of the lock; when a helper
 took it meanwhile and runs Python code (unpickling an answer, turning rows into Arrow), the reactor
 gets it back only when the helper blocks or when the switch interval has passed: 5 ms by default, a
 long time for a thread that makes a few system calls per response. A shorter interval hands the lock
-back sooner. Measured in ``benchmarks/RESULTS.md`` (benchmark 2); ``0`` leaves Python's default.
+back sooner; the price is more forced switches for the helpers, whose work is not urgent. Measured in
+``benchmarks/RESULTS.md`` (benchmark 2: the what-if columns run the same crawl with Python's 5 ms).
+``0`` (or less) turns this off: the interval is left as the process has it.
 
-The interval is the interpreter's, not the crawl's: it is set when the engine starts and put back
-when it stops, so a process that runs a crawl among other work gets its own value back.
+The interval is the interpreter's, not the crawl's: it is set when an engine starts and put back when
+the last engine running in the process stops, so a process that runs a crawl among other work gets
+its own value back.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -27,11 +30,15 @@ if TYPE_CHECKING:
 
 
 class SwitchInterval:
-    """Sets ``sys.setswitchinterval`` for the life of the engine (a Scrapy extension)."""
+    """Sets ``sys.setswitchinterval`` while the engine runs (a Scrapy extension)."""
+
+    #: Engines of this process running with an interval set, and the interval found before the first.
+    _running: ClassVar[int] = 0
+    _before: ClassVar[float | None] = None
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.before: float | None = None  # the interval found when the engine started
+        self.started = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -44,10 +51,17 @@ class SwitchInterval:
         return extension
 
     def engine_started(self) -> None:
-        self.before = sys.getswitchinterval()
+        if SwitchInterval._running == 0:
+            SwitchInterval._before = sys.getswitchinterval()
+        SwitchInterval._running += 1
+        self.started = True
         sys.setswitchinterval(self.seconds)
 
     def engine_stopped(self) -> None:
-        if self.before is not None:
-            sys.setswitchinterval(self.before)
-            self.before = None
+        if not self.started:
+            return
+        self.started = False
+        SwitchInterval._running -= 1
+        if SwitchInterval._running == 0 and SwitchInterval._before is not None:
+            sys.setswitchinterval(SwitchInterval._before)
+            SwitchInterval._before = None
