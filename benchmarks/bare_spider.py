@@ -2,7 +2,8 @@
 
 No parsing, no items, no pipelines: the response callback returns nothing. Settings come from the
 command line (``-s NAME=VALUE``) so that the benchmark gives it exactly the concurrency and download
-settings it gives ``feedcensus crawl``.
+settings it gives ``feedcensus crawl``; ``FEEDCENSUS_SWITCH_INTERVAL``, the project's interpreter
+setting, is applied here for the whole run (the project's extension applies it while the engine runs).
 
     python benchmarks/bare_spider.py URLS_FILE [-s NAME=VALUE]...
 """
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     for kv in args.set:
         name, _, value = kv.partition("=")
         settings[name] = value
-    # The project's interpreter setting (crawler/extensions/switching.py), given to the bare spider too.
+    # The project's interpreter setting (crawler/extensions/switching.py), given to the bare spider too:
+    # without helper threads it has little to change here, but both crawlers then run alike.
     switch = float(settings.pop("FEEDCENSUS_SWITCH_INTERVAL", 0) or 0)
     if switch > 0:
         sys.setswitchinterval(switch)

@@ -32,7 +32,8 @@ import loopweb
 from common import FEEDCENSUS, PYTHON, WORK, Measured, md_table, median, run_measured, tail
 
 HOSTS = 100
-#: Given to both crawlers: the project's own values of Scrapy's concurrency and download limits.
+#: Given to both crawlers: the project's own values of Scrapy's concurrency and download limits, and of the
+#: interpreter's thread switch interval (which bare_spider.py sets itself, as the project's extension does).
 SHARED_SETTINGS = (
     "CONCURRENT_REQUESTS",
     "CONCURRENT_REQUESTS_PER_DOMAIN",
@@ -122,6 +123,8 @@ class Run:
     load_after: float
     feeds: int | None = None  # ours: feeds written, from the summary
     extra: dict[str, str] = field(default_factory=dict)
+    #: Which round of back-to-back runs it belongs to (runs of one round met about the same load).
+    round: int = 0
     #: ours: the document workers (FEEDCENSUS_WORKERS), from the summary's "workers:" line. Their
     #: CPU is in ``m.cpu`` too: they are the crawl's own child processes, which ``wait4`` counts.
     workers: int = 0
@@ -247,11 +250,13 @@ def run(sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool
     try:
         for n in sizes:
             seeds, urls = write_inputs(web, n)
-            for _ in range(repeats if n <= 1_000 else max(1, repeats - 1)):
-                runs.append(run_bare(web, n, urls))
-                runs.append(run_ours(web, n, seeds))
+            for k in range(repeats if n <= 1_000 else max(1, repeats - 1)):
+                this_round = [run_bare(web, n, urls), run_ours(web, n, seeds)]
                 if tuned:  # in the same round, so that the what-if meets the same load
-                    runs.append(run_ours(web, n, seeds, tuned=True))
+                    this_round.append(run_ours(web, n, seeds, tuned=True))
+                for done in this_round:
+                    done.round = k
+                runs += this_round
         for n in memory_sizes:
             done = best(runs, "ours", n)
             if done is not None:
@@ -295,6 +300,7 @@ RATIO_HEADERS = [
     "ours / bare, responses per CPU-second: median (range)",
     "what-if / bare, rate: median",
     "ours / what-if, rate: median (range)",
+    "ours / what-if, responses per CPU-second: median (range)",
 ]
 MEMORY_HEADERS = [
     "feeds",
@@ -333,25 +339,32 @@ def _cpu_per_response(run: Run) -> float:
 
 
 def _tuned_cells(runs: list[Run], n: int) -> list[object]:
-    """The what-if columns (``TUNED``), over the rounds: what-if / bare, and ours / what-if, by rate; "-" without."""
-    rounds = list(zip(*(_valid(runs, crawler, n) for crawler in ("bare", "ours", "ours-tuned")), strict=False))
+    """The what-if columns (``TUNED``), over the rounds where all three ran: what-if / bare by rate, and
+    ours / what-if by rate and by responses per CPU-second; "-" without such a round."""
+    rounds = _rounds(runs, n, ("bare", "ours", "ours-tuned"))
     if not rounds:
-        return ["-", "-"]
+        return ["-", "-", "-"]
     gains = [o.per_min / t.per_min for _, o, t in rounds]
+    cpu_gains = [_cpu_per_response(t) / _cpu_per_response(o) for _, o, t in rounds]
     return [
         f"{median([t.per_min / b.per_min for b, _, t in rounds]):.2f}x",
-        f"{median(gains):.2f}x ({min(gains):.2f}-{max(gains):.2f})",
+        f"{median(gains):.2f}x ({min(gains):.2f}-{max(gains):.2f}), rounds: {len(rounds)}",
+        f"{median(cpu_gains):.2f}x ({min(cpu_gains):.2f}-{max(cpu_gains):.2f})",
     ]
 
 
-def _valid(runs: list[Run], crawler: str, n: int) -> list[Run]:
-    """The valid runs of one crawler at ``n`` sites, in the order they ran."""
-    return [x for x in runs if x.crawler == crawler and x.sites == n and x.valid]
+def _rounds(runs: list[Run], n: int, crawlers: tuple[str, ...]) -> list[tuple[Run, ...]]:
+    """The rounds at ``n`` sites in which each of ``crawlers`` has a valid run: those runs, in that order."""
+    by_round: dict[int, dict[str, Run]] = {}
+    for run in runs:
+        if run.sites == n and run.valid and run.crawler in crawlers:
+            by_round.setdefault(run.round, {})[run.crawler] = run
+    return [tuple(got[c] for c in crawlers) for _, got in sorted(by_round.items()) if len(got) == len(crawlers)]
 
 
 def _ratio_row(r: CrawlResult, n: int) -> list[object] | None:
     """The ours / bare row at ``n`` sites (and its target, added to ``r``), None without a valid pair."""
-    pairs = list(zip(_valid(r.runs, "bare", n), _valid(r.runs, "ours", n), strict=False))  # run k of each, back to back
+    pairs = _rounds(r.runs, n, ("bare", "ours"))  # back to back in one round
     if not pairs:
         return None
     rates = [o.per_min / b.per_min for b, o in pairs]
@@ -381,8 +394,8 @@ def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
     if len(headers) > 6:
         what_if = (
             f" Each round also runs the what-if `ours-tuned`, ours with {TUNED}: Python's own thread switch "
-            "interval (5 ms) instead of the project's 0.5 ms, so the last column is what the shorter interval buys, "
-            "in the same rounds."
+            "interval (5 ms) instead of the project's 0.5 ms (the bare spider has 0.5 ms in every round), so the "
+            "ours / what-if columns are what the shorter interval buys, within each round."
         )
     return (
         f"Loopback web: sites spread over {HOSTS} addresses (127.0.1.1-127.0.1.{HOSTS}), one port, path prefix per "
@@ -478,7 +491,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--memory-sizes", default="1000,10000,50000")
     parser.add_argument("--repeats", type=int, default=3, help="bare/ours pairs at <= 1,000 sites (one fewer above)")
-    parser.add_argument("--tuned", action="store_true", help=f"also run ours with {TUNED} (a what-if row)")
+    parser.add_argument(
+        "--tuned", action="store_true", help=f"also run ours with {TUNED} in every round (the what-if columns)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     memory = [int(s) for s in args.memory_sizes.split(",") if s]

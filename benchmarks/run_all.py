@@ -66,8 +66,9 @@ round's rows.
 Reading the figures. The machine has 2 cores and may be shared with other work during a run (the
 load averages are in the table), so wall-clock rates move from run to run; CPU per response is the steadier figure and
 the "per CPU-second" ratio is what each crawler reaches on one core of its own. Both crawlers are
-CPU-bound on one core (the main thread was runnable, never waiting, in every sample taken while
-diagnosing), and the server is never the bottleneck: its CPU is a small fraction of either crawler's.
+bound by their reactor thread, which is never idle waiting for the network (the server is never the
+bottleneck: its CPU is a small fraction of either crawler's); ours also keeps a second core partly busy
+with its document worker, so a machine whose cores are shared with other work slows ours more.
 Ours does strictly more per response: autodiscovery on every page, parse + tally + 65 checks on every
 feed, and rows to Parquet, where the bare spider drops the body. With the project's settings the bare
 spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of machine.
@@ -75,20 +76,24 @@ spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of mach
 Why the 0.75x target is missed. The per-feed path (parse, tally, profile checks, rows, and the body's
 hash on a feed's first fetch) runs in document worker processes (`FEEDCENSUS_WORKERS`, by default
 cores - 1: one on this 2-core machine; the "+ workers" CPU). What is left in the crawl process is what
-the crawl is bound by: about 3 ms of CPU per response at 10,000 sites (the reactor thread, the thread
-that waits on each worker and unpickles its rows, and the dataset's commit thread) against the bare
-spider's 1.5 ms. Benchmark 8 shows the reactor thread's share: the project's own code is 9 % of its
-profile (autodiscovery 10 % cumulative, the feed pipeline 3 %); the rest is Scrapy's engine, scraper,
-downloader and signals, Twisted and asyncio, carrying two responses, two items and a request per
-site. Two changes of issue 15's last session are in these figures: a page is one item (its fetch
-record travels in its PageLinks item), and the spider hands Scrapy its next input only once the
-scheduler has run empty while the engine backs out, so the feeds a page advertises are fetched soon
-after it instead of behind every other input (and memory stays flat: benchmark 3). In a run of the
-same code without the paced start, the 10,000-site ratio was 0.43x; with it, 0.49-0.50x. Next: a
-py-spy sample of every thread of a 3,000-site crawl put autodiscovery at 11 % of the reactor thread
-and the own CPU of the thread that waits on the worker (waking the reactor, reading and unpickling)
-at about 5 % of the process: autodiscovery in the workers is the larger step, reading the workers'
-pipes on the reactor the smaller one; neither closes the gap to 0.75x alone.
+the crawl is bound by. A py-spy sample of every thread of a 3,000-site crawl (2026-11-23, `--gil`: only
+the thread holding the interpreter lock is counted; py-spy's clock runs about 1.7x the unsampled CPU)
+put the reactor thread's own time at 4.1 ms per response against the bare spider's 2.5. The 1.6 ms
+between them: autodiscovery 0.49 (reading the page 0.42: the tokenizer 0.17, the platform markers
+0.11, judging links 0.09), Scrapy's item machinery for a page's and a feed's item 0.39 (the project's
+pipelines 0.18 of it), scheduling the feed request a page yields 0.12, the spider-middleware chain
+around the spider's output 0.15, the rest spread thin. None of these is the 35 % step 0.75x would
+need: the bare spider yields no item and schedules no request from a response.
+
+The same sample showed the reactor thread waiting for the interpreter lock, about a sixth of its
+time: it lets go of the lock at every socket call, and the helper threads (one per document worker,
+and the dataset's commit thread) then kept it for up to Python's 5 ms switch interval. The crawl now
+sets 0.5 ms while its engine runs (`FEEDCENSUS_SWITCH_INTERVAL`, crawler/extensions/switching.py);
+the what-if columns run the same code with Python's 5 ms in every round, and the bare spider gets
+0.5 ms too. Next steps, each a few percent: reading the workers' pipes on the reactor (no waiting
+thread, no lock hand-offs), autodiscovery in the workers, a one-pass marker search that keeps the lock
+(ahocorasick-rs was tried: it releases the lock on every search). More cores for the crawl itself is
+what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -266,7 +271,7 @@ def _run_crawl(only: list[str], quick: bool, blocks: dict[str, str], targets: Ta
     sizes = ([500, 2000] if quick else [1000, 10_000]) if "crawl" in only else []
     memory = ([500, 2000, 5000] if quick else [1000, 10_000, 50_000]) if "memory" in only else []
     print("== 2./3. crawl and memory", file=sys.stderr, flush=True)
-    c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3)
+    c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3, tuned=bool(sizes) and not quick)
     if "crawl" in only:
         print(c.markdown_crawl)
         blocks["crawl"] = section_block("crawl", c.markdown_crawl, _stamp(quick))
