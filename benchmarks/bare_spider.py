@@ -3,7 +3,7 @@
 No parsing, no items, no pipelines: the response callback returns nothing. Settings come from the
 command line (``-s NAME=VALUE``) so that the benchmark gives it exactly the concurrency and download
 settings it gives ``feedcensus crawl``; ``FEEDCENSUS_SWITCH_INTERVAL``, the project's interpreter
-setting, is applied here for the whole run (the project's extension applies it while the engine runs).
+setting, is applied by the project's extension (crawler/extensions/switching.py), as in ``feedcensus crawl``.
 
     python benchmarks/bare_spider.py URLS_FILE [-s NAME=VALUE]...
 """
@@ -11,7 +11,6 @@ setting, is applied here for the whole run (the project's extension applies it w
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -52,11 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     for kv in args.set:
         name, _, value = kv.partition("=")
         settings[name] = value
-    # The project's interpreter setting (crawler/extensions/switching.py), given to the bare spider too:
-    # without helper threads it has little to change here, but both crawlers then run alike.
-    switch = float(settings.pop("FEEDCENSUS_SWITCH_INTERVAL", 0) or 0)
-    if switch > 0:
-        sys.setswitchinterval(switch)
+    if "FEEDCENSUS_SWITCH_INTERVAL" in settings:
+        # The project's interpreter setting, applied by the project's own extension, so both crawlers get
+        # it alike (without helper threads the bare spider has little for it to change).
+        settings["EXTENSIONS"] = {"crawler.extensions.switching.SwitchInterval": 0}
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BareSpider)
     process.crawl(crawler, urls_file=str(args.urls_file))

@@ -33,7 +33,7 @@ from common import FEEDCENSUS, PYTHON, WORK, Measured, md_table, median, run_mea
 
 HOSTS = 100
 #: Given to both crawlers: the project's own values of Scrapy's concurrency and download limits, and of the
-#: interpreter's thread switch interval (which bare_spider.py sets itself, as the project's extension does).
+#: interpreter's thread switch interval (bare_spider.py enables the project's extension for it).
 SHARED_SETTINGS = (
     "CONCURRENT_REQUESTS",
     "CONCURRENT_REQUESTS_PER_DOMAIN",
@@ -41,7 +41,7 @@ SHARED_SETTINGS = (
     "DOWNLOAD_TIMEOUT",
     "DOWNLOAD_MAXSIZE",
     "DOWNLOAD_WARNSIZE",
-    "FEEDCENSUS_SWITCH_INTERVAL",  # the interpreter's, not Scrapy's: bare_spider.py applies it as the project does
+    "FEEDCENSUS_SWITCH_INTERVAL",  # the interpreter's, not Scrapy's: bare_spider.py applies it with the project's extension
 )
 
 
