@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
 from crawler.extensions.resume import JOURNAL_FILE, CrawlJournal, ResumeDupeFilter, read_journal
+from crawler.extensions.switching import SwitchInterval
 from crawler.middlewares.autodiscovery import AutodiscoveryMiddleware
 from crawler.middlewares.netsafety import NetworkSafetyMiddleware
 from crawler.middlewares.robotslog import RobotsLogMiddleware
@@ -237,12 +239,6 @@ def test_the_duplicate_filter_drops_what_the_dataset_says_is_written(tmp_path: P
 
 
 def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(tmp_path: Path) -> None:
-    import sys
-
-    from scrapy import signals
-
-    from crawler.extensions.switching import SwitchInterval
-
     crawler = crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0.0007)
     extension = crawler.get_extension(SwitchInterval)
     assert extension is not None  # enabled by the project's settings
@@ -259,10 +255,6 @@ def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(t
 
 
 def test_the_interval_is_put_back_when_the_last_of_two_engines_stops(tmp_path: Path) -> None:
-    import sys
-
-    from scrapy import signals
-
     before = sys.getswitchinterval()
     first = crawler_for(tmp_path / "a", FEEDCENSUS_SWITCH_INTERVAL=0.0007)
     second = crawler_for(tmp_path / "b", FEEDCENSUS_SWITCH_INTERVAL=0.0007)
@@ -278,7 +270,5 @@ def test_the_interval_is_put_back_when_the_last_of_two_engines_stops(tmp_path: P
 
 
 def test_a_switch_interval_of_zero_leaves_the_interval_alone(tmp_path: Path) -> None:
-    from crawler.extensions.switching import SwitchInterval
-
     with pytest.raises(NotConfigured):
         SwitchInterval.from_crawler(crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0))
