@@ -102,12 +102,14 @@ def make_ours(feeds: list[tuple[str, bytes]]) -> tuple[Callable[[], int], Callab
 
 
 def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
-    """Ours through the crawl's document pool: ``workers`` processes, as many threads handing them feeds.
+    """Ours through the crawl's document pool: ``workers`` processes, driven from one event loop as the
+    crawl's reactor thread drives them, with every feed of a round asked for at once (the pool's
+    back-pressure hands them out as workers come free).
 
     The rows come back to this process and become Arrow record batches here, as in the crawl (where
     the dataset writer builds them). Returns one round and a function that stops the pool.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    import asyncio
 
     import pyarrow as pa
 
@@ -116,16 +118,16 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
 
     schemas = {t: arrow_schema(t) for t in TABLES}
     pool = DocumentPool(workers, timeout=120)
-    threads = ThreadPoolExecutor(workers)
+    loop = asyncio.new_event_loop()
     docs = [(f"https://bench.example/{name}", body) for name, body in feeds]
 
-    def one(url: str, body: bytes) -> object:
-        return pool.process(Job(bench_document(url, body)))
+    async def answers() -> list[object]:
+        return await asyncio.gather(*(pool.run(Job(bench_document(url, body))) for url, body in docs))
 
     def one_round() -> int:
         tables: dict[str, list[dict[str, object]]] = {t: [] for t in TABLES}
         failures = 0
-        for answer in threads.map(lambda d: one(*d), docs):
+        for answer in loop.run_until_complete(answers()):
             if isinstance(answer, Lost):
                 failures += 1
                 continue
@@ -137,8 +139,8 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
         return failures
 
     def stop() -> None:
-        threads.shutdown()
-        pool.close()
+        loop.run_until_complete(pool.close())
+        loop.close()
 
     return one_round, stop
 

@@ -102,6 +102,9 @@ EXTENSIONS = {
     # What the earlier jobs of the dataset say about each feed (incremental crawls): validators, hints,
     # items already seen. Read when the spider opens.
     "pipelines.history.History": 110,
+    # The document workers (FEEDCENSUS_WORKERS): processes that parse feeds and read pages for the pipeline
+    # and the autodiscovery middleware, off the reactor thread.
+    "pipelines.workers.DocumentWorkers": 140,
     # Progress lines / live progress and the end-of-crawl summary.
     "crawler.extensions.progress.Progress": 500,
     # With --resume: journals every scheduled request so a killed crawl can continue.
@@ -206,13 +209,15 @@ FEEDCENSUS_WARC_MAX_BYTES = 1_000_000_000
 # It takes effect with the download handlers and resolver `feedcensus replay` sets
 # (crawler/handlers/warc.py).
 FEEDCENSUS_REPLAY: list[str] = []
-# Feed documents are parsed, tallied, checked and turned into rows in up to this many worker
-# processes (pipelines/document/pool.py), started as the crawl needs them; "auto" (the default): the
-# cores this process may use, minus one for the reactor (none on one core). 0 keeps that work in the
-# crawling process (for debugging, and what a single core gets anyway).
+# Feed documents are parsed, tallied, checked and turned into rows, and HTML pages read for their feed
+# links, in up to this many worker processes (pipelines/document/pool.py, pipelines/workers.py),
+# started as the crawl needs them; "auto" (the default): the cores this process may use, minus one for
+# the reactor (none on one core). 0 keeps that work in the crawling process (for debugging, and what a
+# single core gets anyway).
 FEEDCENSUS_WORKERS: int | str = "auto"
-# Seconds one document may take in a worker before the worker is stopped and replaced; the feed is
-# then recorded as parse_timeout (the 198 benchmark feeds take 3 ms each on average, 41 ms at most).
+# Seconds one document may take in a worker before the worker is stopped and replaced; a feed is
+# then recorded as parse_timeout, a page with that error and without its links (the 198 benchmark
+# feeds take 3 ms each on average, 41 ms at most).
 FEEDCENSUS_PARSE_TIMEOUT = 60.0
 # Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
 # live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own

@@ -24,13 +24,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import threads
-from twisted.python.threadpool import ThreadPool
-
 from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
 from pipelines.document.checks import RuleFailure
-from pipelines.document.pool import DocumentPool, Job, Lost, content_digest, job_rows, workers_setting
+from pipelines.document.pool import Job, Lost, content_digest, job_rows
 from pipelines.document.process import document_rows
 from pipelines.document.rows import (
     Carried,
@@ -42,6 +38,7 @@ from pipelines.document.rows import (
     warc_location,
 )
 from pipelines.history import History, history_of
+from pipelines.workers import document_workers
 from pipelines.writer import Dataset
 from schemas.items import FeedDocument, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Outcome
@@ -173,50 +170,15 @@ def process_document(doc: FeedDocument, now: datetime | None = None) -> TableRow
 class FeedPipeline:
     """Feed documents become rows: in the document pool when there is one, else in this process."""
 
-    def __init__(self, crawler: Crawler, *, workers: int, timeout: float) -> None:
+    def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        self.workers = workers
-        self.timeout = timeout
+        self.workers = document_workers(crawler)
         self._logged_rules: set[str] = set()  # profile rules whose internal failure was logged already
-        self.pool: DocumentPool | None = None
-        # One thread per worker process waits for its answer, off the reactor thread.
-        self._threads: ThreadPool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FeedPipeline:
-        settings = crawler.settings
-        workers = workers_setting(settings.get("FEEDCENSUS_WORKERS"))
-        return cls(crawler, workers=workers, timeout=settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
-
-    def open_spider(self) -> None:
-        if self.workers > 0:
-            from twisted.internet import reactor
-
-            self.pool = DocumentPool(self.workers, timeout=self.timeout)
-            self._threads = ThreadPool(minthreads=self.workers, maxthreads=self.workers, name="feedcensus-documents")
-            self._threads.start()
-            # A forced stop (a second Ctrl-C) stops the reactor without closing the spider.
-            trigger: Any = reactor.addSystemEventTrigger  # typed by twisted as IReactorCore's, wrongly for kw
-            trigger("before", "shutdown", self._stop_pool, kill=True)
-            logger.info("Parsing feeds in %d worker process(es) (FEEDCENSUS_WORKERS)", self.workers)
-
-    def close_spider(self) -> None:
-        self._stop_pool()
-
-    def _stop_pool(self, *, kill: bool = False) -> None:
-        """Stop the workers (at once with ``kill``), then the threads waiting for them; once."""
-        pool, threads_, self.pool, self._threads = self.pool, self._threads, None, None
-        if pool is not None:
-            pool.close(kill=kill)
-            stats = self.stats
-            stats.set_value("feedcensus/workers/processes", pool.ran)
-            stats.set_value("feedcensus/workers/documents", pool.documents)
-            stats.set_value("feedcensus/workers/replaced", pool.replaced)
-            stats.set_value("feedcensus/workers/cpu_seconds", round(pool.cpu_seconds, 2))
-            stats.set_value("feedcensus/workers/peak_rss_mb", round(pool.peak_rss / 2**20, 1))
-        if threads_ is not None:
-            threads_.stop()
+        return cls(crawler)
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, NotDue):
@@ -245,12 +207,11 @@ class FeedPipeline:
         return result.rows
 
     async def _answer(self, job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]] | Lost:
-        """The document's rows, from the pool (a thread waits for it there) or computed here."""
-        if self.pool is None or self._threads is None:
+        """The document's rows, from the crawl's document workers or computed here."""
+        pool = self.workers.pool if self.workers is not None else None
+        if pool is None:
             return job_rows(job)
-        from twisted.internet import reactor
-
-        return await maybe_deferred_to_future(threads.deferToThreadPool(reactor, self._threads, self.pool.process, job))
+        return await pool.run(job)
 
     def _job_id(self) -> str | None:
         """The job being written (the parsed_job of what this run parses)."""

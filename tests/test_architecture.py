@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "pipelines.history": 3,
     "pipelines.reflexive": 3,
     "pipelines.writer": 3,
+    "pipelines.workers": 3,
     "crawler.report": 4,
     "crawler.demo": 4,
     "crawler.cli": 5,

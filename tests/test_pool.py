@@ -8,13 +8,13 @@ crawling process would have made itself. A crawl test checks the same through
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import signal
-import threading
-import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import pytest
 
@@ -26,6 +26,7 @@ from schemas.vocab import Outcome
 from tests.conftest import read_table, run_cli
 
 RSS = {"Content-Type": "application/rss+xml"}
+T = TypeVar("T")
 
 
 def doc_of(body: bytes, url: str = "http://127.0.0.1/feed.xml") -> FeedDocument:
@@ -50,114 +51,180 @@ def big_feed(items: int) -> bytes:
     return (head + "<link>http://127.0.0.1/</link><description>d</description>" + body + "</channel></rss>").encode()
 
 
-@pytest.fixture
-def pool() -> Any:
-    p = DocumentPool(1, timeout=30)
-    yield p
-    p.close()
+def in_pool(workers: int = 1, timeout: float = 30) -> Callable[[Callable[[DocumentPool], Awaitable[T]]], T]:
+    """Runs ``use(pool)`` on a new event loop with a new pool, as the crawl's reactor thread does, and closes it."""
+
+    def run(use: Callable[[DocumentPool], Awaitable[T]]) -> T:
+        async def main() -> T:
+            pool = DocumentPool(workers, timeout=timeout)
+            await pool.start()
+            try:
+                return await use(pool)
+            finally:
+                await pool.close()
+
+        return asyncio.run(main())
+
+    return run
 
 
-def test_the_pool_answers_with_the_rows_the_crawling_process_would_make(pool: DocumentPool, corpus: Path) -> None:
+def test_the_pool_answers_with_the_rows_the_crawling_process_would_make(corpus: Path) -> None:
     feeds = corpus / "benchmark_feeds"
     if not feeds.is_dir():
         pytest.skip(f"benchmark feeds not found at {feeds}")
     files = sorted(p for p in feeds.iterdir() if p.name != "manifest.tsv")[:25]
-    for path in files:
-        doc = doc_of(path.read_bytes(), f"http://127.0.0.1/{path.name}")
-        here, failures = document_rows(doc, None, job_id="j", content_hash="h")
-        answer = pool.process(Job(doc, None, "j", "h"))
-        assert not isinstance(answer, Lost), answer
-        assert answer[0].rows == here.rows, path.name
-        assert answer[1] == failures
+    docs = [doc_of(path.read_bytes(), f"http://127.0.0.1/{path.name}") for path in files]
+
+    async def use(pool: DocumentPool) -> DocumentPool:
+        for doc in docs:
+            here, failures = document_rows(doc, None, job_id="j", content_hash="h")
+            answer = await pool.run(Job(doc, None, "j", "h"))
+            assert not isinstance(answer, Lost), answer
+            assert answer[0].rows == here.rows, doc.url
+            assert answer[1] == failures
+        return pool
+
+    pool = in_pool()(use)
     assert pool.documents == len(files)
     assert pool.replaced == 0
 
 
 def test_a_document_past_the_timeout_is_parse_timeout_and_the_worker_is_replaced() -> None:
-    pool = DocumentPool(1, timeout=0.2)
-    try:
+    async def use(pool: DocumentPool) -> None:
         before = pool.pids()
-        answer = pool.process(Job(doc_of(big_feed(20_000))))
+        answer = await pool.run(Job(doc_of(big_feed(20_000))))
         assert isinstance(answer, Lost)
         assert answer.outcome == Outcome.PARSE_TIMEOUT
         assert answer.error == "parsing took longer than 0.2 s: the worker was stopped"
         assert pool.replaced == 1
         assert pool.pids() != before
         # the next document is parsed by the new worker
-        small = pool.process(Job(doc_of(big_feed(3))))
+        small = await pool.run(Job(doc_of(big_feed(3))))
         assert not isinstance(small, Lost)
         assert small[0].rows["feeds"][0]["item_count"] == 3
-    finally:
-        pool.close()
+
+    in_pool(timeout=0.2)(use)
 
 
-def test_a_worker_that_dies_mid_document_costs_that_document_only(pool: DocumentPool) -> None:
-    (pid,) = pool.pids()
-    answers: list[Any] = []
-    asking = threading.Thread(target=lambda: answers.append(pool.process(Job(doc_of(big_feed(40_000))))))
-    asking.start()
-    time.sleep(0.3)  # the worker is parsing (40,000 items take seconds)
-    os.kill(pid, signal.SIGKILL)
-    asking.join(30)
-    (answer,) = answers
-    assert isinstance(answer, Lost)
-    assert answer.outcome == Outcome.PARSE_ERROR
-    assert answer.error == "the document worker died while parsing (killed by SIGKILL)"
-    assert pool.replaced == 1
-    after = pool.process(Job(doc_of(big_feed(2))))
-    assert not isinstance(after, Lost)
-    assert after[0].rows["feeds"][0]["item_count"] == 2
+def test_a_worker_that_dies_mid_document_costs_that_document_only() -> None:
+    async def use(pool: DocumentPool) -> None:
+        (pid,) = pool.pids()
+        asking = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(40_000)))))
+        await asyncio.sleep(0.3)  # the worker is parsing (40,000 items take seconds)
+        os.kill(pid, signal.SIGKILL)
+        answer = await asyncio.wait_for(asking, 30)
+        assert isinstance(answer, Lost)
+        assert answer.outcome == Outcome.PARSE_ERROR
+        assert answer.error == "the document worker died while parsing (killed by SIGKILL)"
+        assert pool.replaced == 1
+        after = await pool.run(Job(doc_of(big_feed(2))))
+        assert not isinstance(after, Lost)
+        assert after[0].rows["feeds"][0]["item_count"] == 2
+
+    in_pool()(use)
 
 
-def test_the_pool_waits_for_an_idle_worker_instead_of_queueing_documents(pool: DocumentPool) -> None:
-    """Back-pressure: with one worker, a second caller waits until the first answer is back."""
+def test_a_busy_worker_holds_its_next_document_and_the_rest_wait_in_the_crawl() -> None:
+    """Back-pressure: a worker holds the document it is on and the next one (so it never waits for the
+    crawl between two); a caller beyond that waits until an answer is back. Answers keep their order."""
     order: list[str] = []
 
-    def ask(name: str, items: int) -> None:
-        pool.process(Job(doc_of(big_feed(items))))
+    async def ask(pool: DocumentPool, name: str, items: int) -> None:
+        answer = await pool.run(Job(doc_of(big_feed(items))))
+        assert not isinstance(answer, Lost) and answer[0].rows["feeds"][0]["item_count"] == items
         order.append(name)
 
-    first = threading.Thread(target=ask, args=("big", 20_000))
-    first.start()
-    time.sleep(0.2)
-    second = threading.Thread(target=ask, args=("small", 1))
-    second.start()
-    first.join(60)
-    second.join(60)
-    assert order == ["big", "small"]
+    async def use(pool: DocumentPool) -> None:
+        callers = [asyncio.ensure_future(ask(pool, "big", 20_000))]
+        await asyncio.sleep(0.2)
+        callers += [asyncio.ensure_future(ask(pool, name, n)) for name, n in (("one", 1), ("two", 2), ("three", 3))]
+        await asyncio.sleep(0.2)  # the big feed takes over a second
+        assert pool.in_flight() == DocumentPool.DEPTH
+        await asyncio.wait_for(asyncio.gather(*callers), 60)
+        assert pool.in_flight() == 0
+
+    in_pool()(use)
+    assert order == ["big", "one", "two", "three"]
+
+
+def test_a_cancelled_document_does_not_leave_its_answer_for_the_next_one() -> None:
+    """A caller that stops waiting (the crawl is being stopped) still has its answer read, and dropped:
+    the next document gets its own answer, from the same worker."""
+
+    async def use(pool: DocumentPool) -> None:
+        asking = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(5_000)))))
+        await asyncio.sleep(0.2)
+        asking.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asking
+        after = await pool.run(Job(doc_of(big_feed(2))))
+        assert not isinstance(after, Lost)
+        assert after[0].rows["feeds"][0]["item_count"] == 2
+        assert pool.replaced == 0
+
+    in_pool()(use)
+
+
+def test_a_document_queued_behind_a_lost_one_is_parsed_by_the_next_worker() -> None:
+    """The document a worker had not begun when it ran out of time is not lost with it."""
+
+    async def use(pool: DocumentPool) -> None:
+        big = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(20_000)))))
+        await asyncio.sleep(0.05)
+        small = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(3)))))
+        lost, parsed = await asyncio.wait_for(asyncio.gather(big, small), 60)
+        assert isinstance(lost, Lost) and lost.outcome == Outcome.PARSE_TIMEOUT
+        assert not isinstance(parsed, Lost) and parsed[0].rows["feeds"][0]["item_count"] == 3
+        assert pool.replaced == 1
+
+    in_pool(timeout=0.3)(use)
 
 
 def test_workers_start_as_documents_need_them_and_never_more_than_asked() -> None:
     """One worker at first; another only while every one is busy; up to ``workers``, whatever the demand."""
-    pool = DocumentPool(2, timeout=30)
-    try:
+
+    async def use(pool: DocumentPool) -> DocumentPool:
         assert len(pool.pids()) == 1
         for _ in range(3):  # one at a time: the first worker is idle for each
-            assert not isinstance(pool.process(Job(doc_of(big_feed(1)))), Lost)
+            assert not isinstance(await pool.run(Job(doc_of(big_feed(1)))), Lost)
         assert len(pool.pids()) == 1
-        answers: list[object] = []
-        callers = [
-            threading.Thread(target=lambda: answers.append(pool.process(Job(doc_of(big_feed(5_000))))))
-            for _ in range(4)
-        ]
-        for caller in callers:
-            caller.start()
-        for caller in callers:
-            caller.join(60)
+        answers = await asyncio.gather(*(pool.run(Job(doc_of(big_feed(5_000)))) for _ in range(4)))
         assert len(answers) == 4 and not any(isinstance(a, Lost) for a in answers)
         assert len(pool.pids()) == 2
-    finally:
-        pool.close()
+        return pool
+
+    pool = in_pool(workers=2)(use)
     assert pool.ran == 2 and pool.documents == 7
+    assert pool.cpu_seconds > 0 and pool.peak_rss > 0  # both workers said what they used when they stopped
 
 
-def test_a_body_is_hashed_with_its_rows_unless_the_job_says_its_hash(pool: DocumentPool) -> None:
+def test_a_body_is_hashed_with_its_rows_unless_the_job_says_its_hash() -> None:
     doc = doc_of(big_feed(2))
-    hashed = pool.process(Job(doc))
-    given = pool.process(Job(doc, content_hash="given"))
-    assert not isinstance(hashed, Lost) and not isinstance(given, Lost)
-    assert hashed[0].rows["feeds"][0]["content_hash"] == hashlib.sha256(doc.body).hexdigest()
-    assert given[0].rows["feeds"][0]["content_hash"] == "given"
+
+    async def use(pool: DocumentPool) -> None:
+        hashed = await pool.run(Job(doc))
+        given = await pool.run(Job(doc, content_hash="given"))
+        assert not isinstance(hashed, Lost) and not isinstance(given, Lost)
+        assert hashed[0].rows["feeds"][0]["content_hash"] == hashlib.sha256(doc.body).hexdigest()
+        assert given[0].rows["feeds"][0]["content_hash"] == "given"
+
+    in_pool()(use)
+
+
+def test_a_killed_pool_stops_its_workers_at_once() -> None:
+    """What a forced stop does (the reactor stops without closing the spider): no worker outlives the crawl."""
+
+    async def main() -> list[int]:
+        pool = DocumentPool(1, timeout=30)
+        await pool.start()
+        pids = pool.pids()
+        pool.kill()
+        await asyncio.sleep(0.5)
+        return pids
+
+    (pid,) = asyncio.run(main())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_a_pool_needs_a_worker_and_the_default_leaves_a_core_to_the_reactor() -> None:
@@ -173,6 +240,32 @@ def test_the_worker_setting_is_read_one_way_for_the_cli_and_the_pipeline() -> No
     for bad in ("many", "", "1.5", True, 2.0):
         with pytest.raises(ValueError):
             workers_setting(bad)
+
+
+def test_a_page_that_runs_out_of_time_is_recorded_without_its_links_and_the_crawl_goes_on(tmp_path: Path) -> None:
+    """Pages are read in the workers too: one that takes too long costs its links, not the crawl."""
+    flood = b"".join(b'<link rel="alternate" type="application/rss+xml" href="/f%d.xml">' % i for i in range(30_000))
+    web = Web()
+    web.add("/flood/", Route(body=b"<html><head>" + flood + b"</head></html>", headers={"Content-Type": "text/html"}))
+    web.add("/site/", Route(body=b'<html><head><link rel="alternate" type="application/rss+xml" href="/small.xml">'))
+    web.add("/small.xml", Route(body=big_feed(2), headers=RSS))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        base = server.url
+        proc = run_cli(
+            "crawl", "--out", str(out), "--job-id", "t", "--no-reflexive",
+            "--url", base + "/flood/", "--url", base + "/site/",
+            "-s", "FEEDCENSUS_WORKERS=1", "-s", "FEEDCENSUS_PARSE_TIMEOUT=0.3", "-s", "ROBOTSTXT_OBEY=False",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    log = {r["url"].removeprefix(base): r for r in read_table(out, "fetch_log").to_pylist()}
+    assert log["/flood/"]["error"] == "parsing took longer than 0.3 s: the worker was stopped"
+    assert log["/site/"]["error"] is None
+    assert log["/small.xml"]["outcome"] == "feed"
+    assert {r["page_url"].removeprefix(base) for r in read_table(out, "pages").to_pylist()} == {"/site/"}
+    assert {r["href"].removeprefix(base) for r in read_table(out, "links").to_pylist()} == {"/small.xml"}
+    assert "the page's links were not read" in proc.stderr
 
 
 def test_a_crawl_records_a_feed_that_ran_out_of_time_and_parses_the_others(tmp_path: Path) -> None:

@@ -25,10 +25,12 @@ from crawler.archive.warc import Exchange, WarcWriter
 from tests.conftest import assert_usage_error, demo_seeds_file, read_table, run_cli
 
 JOB = "replayed"
-#: One request at a time, in the crawl and in its replays. With more, which of two paths to the same
-#: URL (an OPML outline, a page's link) gets there first is a race, live as in a replay (two live
-#: crawls differ there too): the first is the feed, the other a duplicate.
-SEQUENTIAL = ("-s", "CONCURRENT_REQUESTS=1")
+#: One request at a time, in the crawl and in its replays, and pages read in the crawling process.
+#: With more requests at once, or pages read in the document workers (whose answers come back when
+#: they come), which of two paths to the same URL (an OPML outline, a page's link) gets there first
+#: is a race, live as in a replay (two live crawls differ there too): the first is the feed, the
+#: other a duplicate.
+SEQUENTIAL = ("-s", "CONCURRENT_REQUESTS=1", "-s", "FEEDCENSUS_WORKERS=0")
 #: Columns that may differ between a crawl and the replay of its archive, per table, and why.
 ALLOWED: dict[str, dict[str, str]] = {
     "*": {"fetched_at": "when the row was made: the replay runs later"},

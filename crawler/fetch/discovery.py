@@ -494,6 +494,23 @@ def read_page(
     return PageRead(_judge_links(scanned, url, follow_body, max_url_length), facts)
 
 
+@dataclass(frozen=True, slots=True)
+class PageTask:
+    """:func:`read_page` for one page, as a task for the crawl's document workers
+    (``pipelines.document.pool.Task``): what it needs, picklable, and ``run``."""
+
+    body: bytes
+    url: str | None
+    headers: dict[str, str]
+    follow_body: bool = True
+    max_url_length: int = DEFAULT_MAX_URL_LENGTH
+
+    def run(self) -> PageRead:
+        return read_page(
+            self.body, self.url, self.headers, follow_body=self.follow_body, max_url_length=self.max_url_length
+        )
+
+
 def _judge_links(scanned: _Scanned, url: str | None, follow_body: bool, max_url_length: int) -> list[FeedLink]:
     """The feed links of a scan, resolved, judged and with duplicates dropped, in page order."""
     raw_links = scanned.links

@@ -1,7 +1,9 @@
 """The autodiscovery spider middleware: the thin Scrapy component around ``crawler.fetch.discovery``.
 
 ``AutodiscoveryMiddleware`` runs ``crawler.fetch.discovery.read_page`` on
-every HTML response the spider marked, hands one ``PageLinks`` item to the pipelines (the page's
+every HTML response the spider marked (in the crawl's document workers when there are some,
+``FEEDCENSUS_WORKERS``; a page that kills or outlasts its worker gets its fetch_log row with that
+error and no links), hands one ``PageLinks`` item to the pipelines (the page's
 ``fetch_log``, ``links`` and ``pages`` rows, and what the reflexive pipeline learns of the page),
 and yields requests for the feeds the page advertises. One item per page, not one per table: each
 item costs Scrapy's item machinery on the reactor thread, so the spider's fetch record of the
@@ -10,16 +12,19 @@ page is held back and travels in the ``PageLinks`` item.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.fetch.discovery import read_page
+from crawler.fetch.discovery import PageRead, PageTask
 from crawler.fetch.guess import guess_feed_urls
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
 from crawler.requests import context_of, first_url
 from crawler.spiders.census import CensusSpider, response_headers
+from pipelines.document.pool import Lost
+from pipelines.workers import document_workers
 from schemas.items import FeedLink, FetchRecord, PageLinks
 from schemas.vocab import Expect, Via
 
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
 
 
 class AutodiscoveryMiddleware:
@@ -46,6 +53,8 @@ class AutodiscoveryMiddleware:
         self.follow = follow
         #: A feed link longer than this is judged href-too-long and not followed, as its request would be refused.
         self.max_url_length = crawler.settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
+        #: The crawl's document workers, which read the pages (in this process when there are none).
+        self.workers = document_workers(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -67,7 +76,8 @@ class AutodiscoveryMiddleware:
                 continue
             yield o
         if page is not None:
-            yield from self._discover(response, page)
+            task = self._task(response)
+            yield from self._discover(response, page, task, task.run() if task is not None else None)
 
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
         page: FetchRecord | None = None
@@ -77,21 +87,35 @@ class AutodiscoveryMiddleware:
                 continue
             yield o
         if page is not None:
-            for o in self._discover(response, page):
+            task = self._task(response)
+            pool = self.workers.pool if self.workers is not None and task is not None else None
+            read = None if task is None else task.run() if pool is None else await pool.run(task)
+            if isinstance(read, Lost):  # the worker died or ran out of time on this page: its fetch_log row says so
+                logger.warning("%s: %s (the page's links were not read)", response.url, read.error)
+                self.stats.inc_value(f"autodiscovery/{read.outcome}")
+                page.error = read.error
+                yield page
+                return
+            for o in self._discover(response, page, task, read):
                 yield o
 
-    def _discover(self, response: Response, record: FetchRecord) -> Iterator[Any]:
-        spider = self.crawler.spider
-        if not isinstance(spider, CensusSpider):
-            yield record
-            return
-        ctx = context_of(response)
+    def _task(self, response: Response) -> PageTask | None:
+        """What reading the page takes (None when the spider is not a census spider: the page is not read)."""
+        if not isinstance(self.crawler.spider, CensusSpider):
+            return None
         headers = response_headers(response)
         # The encoding is decided on the last Content-Type header alone, as before the other headers came along.
         headers["content-type"] = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-        read = read_page(
-            response.body, response.url, headers, follow_body=self.follow_body, max_url_length=self.max_url_length
-        )
+        return PageTask(response.body, response.url, headers, self.follow_body, self.max_url_length)
+
+    def _discover(
+        self, response: Response, record: FetchRecord, task: PageTask | None, read: PageRead | None
+    ) -> Iterator[Any]:
+        spider = self.crawler.spider
+        if task is None or read is None or not isinstance(spider, CensusSpider):
+            yield record
+            return
+        ctx = context_of(response)
         links = read.links
         self._count(links)
         page = PageLinks(
@@ -111,7 +135,7 @@ class AutodiscoveryMiddleware:
                 self.stats.inc_value("autodiscovery/followed")
                 yield spider.follow(link.href, ctx.child(Via.AUTODISCOVERY, response.url, Expect.FEED))
         if self.guess and not links and ctx.via != Via.GUESS:
-            for url in guess_feed_urls(response.body, response.url, headers):
+            for url in guess_feed_urls(response.body, response.url, task.headers):
                 self.stats.inc_value("autodiscovery/guessed")
                 yield spider.follow(url, ctx.child(Via.GUESS, response.url, Expect.FEED), priority_bias=-1)
 

@@ -1,25 +1,36 @@
-"""Document work in worker processes: the per-feed path off the crawling process, on every core.
+"""Document work in worker processes: the per-feed path and page reading off the crawling process, on every core.
 
 Parsing, tallying, checking and building rows (:func:`pipelines.document.process.document_rows`)
 is pure CPU work, about 1.4 ms per feed on the benchmark corpus, and in one process it shares a
-core with Scrapy's reactor. A :class:`DocumentPool` runs it in ``workers`` processes instead:
+core with Scrapy's reactor; reading an HTML page for its feed links and facts
+(``crawler.fetch.discovery.read_page``) is a few tenths of a millisecond more per page. A
+:class:`DocumentPool` runs such work in ``workers`` processes instead. Work is a :class:`Task`: a
+picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's).
 
-- **One document per worker at a time.** :meth:`DocumentPool.process` takes an idle worker, starts
-  one more when none is idle and fewer than ``workers`` run (a small crawl starts one or two, not
-  one per core), else blocks until one is idle: that is the back-pressure, so a slow pool slows the
-  crawl instead of filling memory. It sends the worker the job and waits for its answer.
-- **A worker that dies or hangs costs one document.** When a worker exits while parsing (a
-  crash in a C library, the kernel's OOM killer) the answer is :class:`Lost` with
-  ``parse_error``; when it takes longer than ``timeout`` seconds it is killed and the answer is
-  ``parse_timeout``. Either way a new worker takes its place and the pool goes on.
-- **Only bytes cross the boundary.** The job (the fetched document) goes in pickled, the rows
-  come back pickled. Measured on the 198 benchmark feeds (44.5 MB): pickling one round's rows
-  costs 20 ms in the workers and unpickling 27 ms in the crawling process, against 656 ms of
-  document work moved off it; Arrow IPC buffers per feed cost 168 ms to build (a schema and small
-  batches per feed) and 28 ms to read, so rows travel as pickles and become Arrow once, in the
-  dataset writer's commits, as they do without a pool.
+- **Driven from the event loop, no thread waits.** :meth:`DocumentPool.run` writes the task to a
+  worker's stdin and awaits its answer, which a reader task per worker takes from its stdout; in
+  the crawl that is the reactor thread's asyncio loop, so no helper thread holds the interpreter
+  lock to wait or unpickle.
+- **Back-pressure.** A worker holds the task it is on and the next one (``DEPTH``), so it never
+  waits for the event loop between two. A task goes to an idle worker; else to a new one while
+  fewer than ``workers`` run (a small crawl starts one or two, not one per core); else to a worker
+  with room for a next one; else its caller waits, in turn, for an answer. A slow pool slows the
+  crawl instead of filling memory.
+- **A worker that dies or hangs costs one task.** When a worker exits while working (a crash in a
+  C library, the kernel's OOM killer) the answer is :class:`Lost` with ``parse_error``; when a task
+  takes longer than ``timeout`` seconds the worker is killed and the answer is ``parse_timeout``.
+  The task it had not begun goes to another worker, and a new worker is started when one is next
+  needed. A caller that stops waiting (the crawl is stopping) leaves the worker as it is: its
+  answer is read and dropped.
+- **Only bytes cross the boundary.** The task goes in pickled, the answer comes back pickled.
+  Measured on the 198 benchmark feeds (44.5 MB): pickling one round's rows costs 20 ms in the
+  workers and unpickling 27 ms in the crawling process, against 656 ms of document work moved off
+  it; Arrow IPC buffers per feed cost 168 ms to build (a schema and small batches per feed) and 28
+  ms to read, so rows travel as pickles and become Arrow once, in the dataset writer's commits, as
+  they do without a pool. Messages are framed as :class:`multiprocessing.connection.Connection`
+  frames them (a 4-byte length), which is what a worker reads and writes.
 
-A worker is a fresh interpreter (:func:`serve`) reading jobs on its stdin
+A worker is a fresh interpreter (:func:`serve`) reading tasks on its stdin
 and writing answers on its stdout, not a ``multiprocessing`` process: the ``spawn`` and
 ``forkserver`` start methods import the caller's main script again in every worker (a script
 without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
@@ -30,21 +41,22 @@ code (about 0.2 s, while the crawl starts; again only for a worker replaced). Wo
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import hashlib
 import logging
 import os
 import pickle
-import queue
 import resource
 import signal
-import subprocess
+import struct
 import sys
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from pipelines.document.checks import RuleFailure
 from pipelines.document.process import document_rows
@@ -56,6 +68,7 @@ __all__ = [
     "DocumentPool",
     "Job",
     "Lost",
+    "Task",
     "Usage",
     "content_digest",
     "default_workers",
@@ -65,6 +78,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 #: Seconds a worker waits for its own exit at close before it is killed.
 _CLOSE_GRACE = 2.0
@@ -72,6 +87,16 @@ _STOP = b""  # sent to a worker: exit
 _READY = b"ready"  # sent by a worker once it has imported the document code
 #: Seconds a new worker may take to start (an interpreter and the document code's imports: ~0.2 s).
 _START_TIMEOUT = 60.0
+
+
+class Task(Protocol[T_co]):
+    """Work for a worker: a picklable object whose ``run`` the worker calls (pure CPU work over plain data).
+
+    Its class is pickled by name, so a worker imports the module that defines it with the first such
+    task: :class:`Job` (a feed document's rows) here, ``crawler.fetch.discovery.PageTask`` (an HTML
+    page's feed links and facts) there. What ``run`` returns must pickle too."""
+
+    def run(self) -> T_co: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +109,9 @@ class Job:
     #: The body's SHA-256, when the crawling process needed it first (to compare with the last fetch);
     #: else None, and it is computed with the rest of the document's work (:func:`job_rows`).
     content_hash: str | None = None
+
+    def run(self) -> tuple[TableRows, tuple[RuleFailure, ...]]:
+        return job_rows(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +130,7 @@ class Usage:
     peak_rss: int
 
 
-#: What :meth:`DocumentPool.process` answers: the rows and the rules that failed internally, or Lost.
+#: What :meth:`DocumentPool.run` answers for a :class:`Job`: the rows and the rules that failed internally, or Lost.
 Answer = tuple[TableRows, tuple[RuleFailure, ...]] | Lost
 
 
@@ -170,72 +198,145 @@ def job_rows(job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]]:
     return document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
 
 
-def _answer(job: Job) -> Answer:
+def _answer(task: Task[object]) -> object:
     try:
-        rows, failures = job_rows(job)
+        return task.run()
     except Exception as exc:  # a bug met on one document costs that document, not the worker
         return Lost(Outcome.PARSE_ERROR, f"internal error while parsing: {type(exc).__name__}: {exc}")
-    return rows, failures
 
 
 #: The folder the ``pipelines`` package is in: a worker imports the same code as the crawling process.
 _CODE_ROOT = str(Path(__file__).resolve().parents[2])
+#: How large a buffer the pipe from a worker reads into before it waits for the crawl to take the data.
+_READ_LIMIT = 2**20
+
+
+def _frame(payload: bytes) -> bytes:
+    """``payload`` framed as :meth:`multiprocessing.connection.Connection.send_bytes` frames it (what
+    :func:`serve` reads): a signed 4-byte big-endian length, or -1 and an 8-byte length beyond 2 GiB."""
+    size = len(payload)
+    if size > 0x7FFFFFFF:
+        return struct.pack("!iQ", -1, size) + payload
+    return struct.pack("!i", size) + payload
+
+
+async def _read_frame(stream: asyncio.StreamReader) -> bytes:
+    """One message a worker sent (:meth:`Connection.send_bytes`); IncompleteReadError when its pipe closes first."""
+    (size,) = struct.unpack("!i", await stream.readexactly(4))
+    if size == -1:
+        (size,) = struct.unpack("!Q", await stream.readexactly(8))
+    return await stream.readexactly(size)
+
+
+@dataclass(slots=True)
+class _Sent:
+    """A job written to a worker, and the future its caller awaits: the answer's bytes, a Lost, or
+    _AGAIN when the worker was lost before it began the job (the caller sends it to another)."""
+
+    payload: bytes
+    answer: asyncio.Future[bytes | Lost | None]
+
+
+_AGAIN = None  # a _Sent's answer when its worker went away before beginning it
 
 
 class _Worker:
-    """One worker process (:func:`serve`) and the pipes to it."""
+    """One worker process (:func:`serve`), the jobs written to it and not yet answered (in order: it
+    answers them in the order it reads them), and the task that reads its answers on the event loop."""
 
-    def __init__(self) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_CODE_ROOT, os.environ.get("PYTHONPATH"))))}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", f"from {__name__} import serve; serve()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.jobs = Connection(os.dup(self.process.stdin.fileno()), readable=False)
-        self.answers = Connection(os.dup(self.process.stdout.fileno()), writable=False)
-        self.process.stdin.close()
-        self.process.stdout.close()
+    def __init__(self, process: asyncio.subprocess.Process, pool: DocumentPool) -> None:
+        self.process = process
+        assert process.stdin is not None and process.stdout is not None
+        self.jobs = process.stdin
+        self.answers = process.stdout
+        self.pool = pool
+        self.sent: collections.deque[_Sent] = collections.deque()
         self.ready = False  # the worker has sent _READY
+        self.gone = False  # killed, or its pipes broke: it takes no more jobs
+        self.usage: Usage | None = None  # what it said it used, when it stopped
+        self._clock: asyncio.TimerHandle | None = None  # the time limit of the job it is working on
+        self._timed_out = False
+        self.reader = asyncio.ensure_future(self._read())
 
-    def ask(self, payload: bytes, timeout: float) -> Answer:
-        """Send one job and wait for its answer; Lost when the worker dies or runs out of time (it is then gone).
+    @classmethod
+    async def start(cls, pool: DocumentPool) -> _Worker:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_CODE_ROOT, os.environ.get("PYTHONPATH"))))}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            f"from {__name__} import serve; serve()",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            limit=_READ_LIMIT,
+        )
+        return cls(process, pool)
 
-        The time starts once the worker has said it is ready: its start-up is not the document's."""
+    def send(self, job: _Sent) -> None:
+        """Write a job to the worker's stdin (the pipe holds it while the worker finishes the one before)."""
+        self.sent.append(job)
+        self.jobs.write(_frame(job.payload))
+        if len(self.sent) == 1:
+            self._start_clock()
+
+    def _start_clock(self) -> None:
+        """The time limit runs for the job the worker is on: the first one sent and not answered, once it is ready."""
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+        if self.sent and self.ready and not self.gone:
+            self._clock = asyncio.get_running_loop().call_later(self.pool.timeout, self._time_out)
+
+    def _time_out(self) -> None:
+        self._timed_out = True
+        timeout = self.pool.timeout
+        self._end(Lost(Outcome.PARSE_TIMEOUT, f"parsing took longer than {timeout:g} s: the worker was stopped"))
+        self.kill()
+
+    def _end(self, lost: Lost) -> None:
+        """The worker is lost: the job it was on gets ``lost``, the ones it had not begun go to another worker."""
+        self.gone = True
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+        for i, job in enumerate(self.sent):
+            if not job.answer.done():
+                job.answer.set_result(lost if i == 0 else _AGAIN)
+        self.sent.clear()
+        self.pool._lost(self)
+
+    async def _read(self) -> None:
+        """Read the worker's answers until it stops or goes away; each answers the oldest job sent."""
         try:
-            if not self.ready:
-                self._wait_ready()
-            self.jobs.send_bytes(payload)
-            if not self.answers.poll(timeout):
-                self.kill()
-                return Lost(Outcome.PARSE_TIMEOUT, f"parsing took longer than {timeout:g} s: the worker was stopped")
-            data = self.answers.recv_bytes()
-        except (EOFError, OSError):
-            self.kill()
-            return Lost(Outcome.PARSE_ERROR, f"the document worker died while parsing ({self._how_it_ended()})")
-        answer: Answer = pickle.loads(data)
-        return answer
-
-    def _wait_ready(self) -> None:
-        """Wait for the worker's first message, sent once its imports are done (OSError if it does not come)."""
-        if not self.answers.poll(_START_TIMEOUT) or self.answers.recv_bytes() != _READY:
-            raise OSError("the document worker did not start")
-        self.ready = True
+            first = await asyncio.wait_for(_read_frame(self.answers), _START_TIMEOUT)
+            if first != _READY:
+                raise OSError("the document worker did not start")
+            self.ready = True
+            self._start_clock()
+            while True:
+                data = await _read_frame(self.answers)
+                if not self.sent:  # what it says after _STOP: what it used
+                    self.usage = pickle.loads(data)
+                    return
+                job = self.sent.popleft()
+                if not job.answer.done():  # done: its caller stopped waiting (the crawl is stopping)
+                    job.answer.set_result(data)
+                self._start_clock()
+                self.pool._wake()
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError, pickle.UnpicklingError):
+            if self._timed_out or (self.gone and not self.sent):
+                return
+            self.gone = True
+            how = await self._how_it_ended()
+            self._end(Lost(Outcome.PARSE_ERROR, f"the document worker died while parsing ({how})"))
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
-    @property
-    def alive(self) -> bool:
-        return not self.answers.closed and self.process.poll() is None
-
-    def _how_it_ended(self) -> str:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(_CLOSE_GRACE)
+    async def _how_it_ended(self) -> str:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), _CLOSE_GRACE)
         code = self.process.returncode
         if code is None:
             return "no exit status"
@@ -247,38 +348,47 @@ class _Worker:
         return f"exit code {code}"
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(_CLOSE_GRACE)
+        """Kill the process at once (the event loop collects its exit)."""
+        self.gone = True
+        if self.process.returncode is None:
+            # os.kill, not Process.kill: that polls first (Popen.send_signal), and a poll that reaps a worker
+            # which died on its own takes its exit status from the event loop (which then reports 255).
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGKILL)
         self.jobs.close()
-        self.answers.close()
 
-    def stop(self) -> Usage | None:
-        """Ask the worker to exit; what it used, when it says (None when it is gone or silent)."""
-        usage: Usage | None = None
-        with contextlib.suppress(OSError, EOFError, pickle.UnpicklingError):
-            self.jobs.send_bytes(_STOP)
-            if self.answers.poll(_CLOSE_GRACE):
-                usage = pickle.loads(self.answers.recv_bytes())
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(_CLOSE_GRACE)
+    async def stop(self) -> Usage | None:
+        """Ask the worker to exit once it has answered what it was sent; what it used, when it says."""
+        if not self.gone:
+            self.gone = True
+            with contextlib.suppress(ConnectionError, OSError):
+                self.jobs.write(_frame(_STOP))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.reader), _CLOSE_GRACE + self.pool.timeout * len(self.sent))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), _CLOSE_GRACE)
         self.kill()
-        return usage
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), _CLOSE_GRACE)
+        self.reader.cancel()
+        return self.usage
 
 
 class DocumentPool:
-    """``workers`` processes that run :func:`document_rows`; :meth:`process` is blocking and thread-safe."""
+    """``workers`` processes that run :func:`document_rows`, driven from the running asyncio event loop
+    (the crawl's reactor thread): :meth:`process` writes a job to a worker and awaits its answer."""
+
+    #: Jobs a worker may hold: the one it is on and the next, so it never waits for the event loop between two.
+    DEPTH = 2
 
     def __init__(self, workers: int, *, timeout: float = 60.0) -> None:
         if workers < 1:
             raise ValueError(f"a document pool needs at least one worker, not {workers}")
         self.workers = workers
         self.timeout = timeout
-        self._lock = threading.Lock()
-        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._all: list[_Worker] = []
-        self._idle.put(self._start())  # one now, while the crawl starts; the others when they are needed
+        self._starting = 0  # workers being started (counted against ``workers``)
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()  # callers waiting for room
         #: Documents answered, and workers replaced because they died or ran out of time.
         self.documents = 0
         self.replaced = 0
@@ -286,68 +396,124 @@ class DocumentPool:
         #: and the largest peak resident memory of one worker, in bytes.
         self.cpu_seconds = 0.0
         self.peak_rss = 0
-        #: Filled in by :meth:`close`: how many worker processes the crawl needed (at most ``workers``).
+        #: How many worker processes the crawl has needed at once (at most ``workers``).
         self.ran = 0
         self.closed = False
 
-    def _start(self) -> _Worker:
-        with self._lock:
-            return self._spawn()
+    async def start(self) -> None:
+        """Start the first worker now (while the crawl starts) instead of with the first document."""
+        if not self._all and not self._starting:
+            await self._spawn()
 
-    def _spawn(self) -> _Worker:
-        """A new worker, counted among those running (the caller holds the lock)."""
-        worker = _Worker()
+    async def _spawn(self) -> _Worker:
+        """A new worker, counted among those running."""
+        self._starting += 1
+        try:
+            worker = await _Worker.start(self)
+        finally:
+            self._starting -= 1
         self._all.append(worker)
+        self.ran = max(self.ran, sum(not w.gone for w in self._all))
         return worker
 
-    def _take(self) -> _Worker:
-        """An idle worker; else a new one while fewer than ``workers`` run; else the next to be idle."""
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            if len(self._all) < self.workers and not self.closed:
-                return self._spawn()
-        return self._idle.get()
+    def _lost(self, worker: _Worker) -> None:
+        """A worker died or ran out of time: the next document that needs one starts a new one."""
+        if worker in self._all:
+            self._all.remove(worker)
+            if not self.closed:
+                self.replaced += 1
+        self._wake()
 
-    def process(self, job: Job) -> Answer:
-        """The answer for one document (waits for an idle worker first)."""
-        payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-        worker = self._take()
-        try:
-            answer = worker.ask(payload, self.timeout)
-        finally:
-            if not worker.alive and not self.closed:
-                with self._lock:
-                    self._all.remove(worker)
-                    self.replaced += 1
-                worker = self._start()
-            self._idle.put(worker)
-        with self._lock:
+    async def _room(self) -> _Worker:
+        """A worker with nothing to do; else a new one while fewer than ``workers`` run; else one with
+        room for a next job; else wait, in turn, until a worker answers: that is the back-pressure, so
+        a slow pool slows the crawl instead of filling memory."""
+        woken = False
+        while True:
+            if self.closed:
+                raise _Closed
+            if woken or not self._waiting:  # a newcomer does not pass those already waiting
+                worker = await self._pick()
+                if worker is not None:
+                    return worker
+            turn = asyncio.get_running_loop().create_future()
+            self._waiting.append(turn)
+            await turn
+            woken = True
+
+    async def _pick(self) -> _Worker | None:
+        live = [w for w in self._all if not w.gone]  # gone: a worker whose death is being looked into
+        least = min(live, key=lambda w: len(w.sent), default=None)
+        if least is not None and not least.sent:
+            return least
+        if len(live) + self._starting < self.workers:
+            return await self._spawn()
+        if least is not None and len(least.sent) < self.DEPTH:
+            return least
+        return None
+
+    def _has_room(self) -> bool:
+        live = [w for w in self._all if not w.gone]
+        return len(live) + self._starting < self.workers or any(len(w.sent) < self.DEPTH for w in live)
+
+    def _wake(self) -> None:
+        """A worker answered or went: the first caller still waiting for room tries again."""
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():  # done: its caller was cancelled
+                turn.set_result(None)
+                return
+
+    async def run(self, task: Task[T]) -> T | Lost:
+        """What ``task.run()`` returns, run in a worker (waits for room in a worker first); Lost when the
+        worker died or ran out of time on it, or it raised."""
+        payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                worker = await self._room()
+            except _Closed:
+                return Lost(Outcome.PARSE_ERROR, "the crawl stopped before this document was parsed")
+            sent = _Sent(payload, loop.create_future())
+            worker.send(sent)
+            if self._waiting and self._has_room():  # a new worker has room for more than this one
+                self._wake()
+            answer = await sent.answer
+            if answer is _AGAIN:
+                continue
             self.documents += 1
-        return answer
+            if isinstance(answer, Lost):
+                return answer
+            result: T | Lost = pickle.loads(answer)
+            return result
 
     def pids(self) -> list[int]:
         """The worker processes' ids (for measuring their memory)."""
-        with self._lock:
-            return [w.pid for w in self._all]
+        return [w.pid for w in self._all]
 
-    def close(self, *, kill: bool = False) -> None:
-        """Stop every worker once it is idle; ``kill``: at once (a forced stop: a document being
-        parsed is then answered with Lost, so the thread waiting for it returns)."""
+    def in_flight(self) -> int:
+        """Documents written to a worker and not yet answered (at most ``DEPTH`` per worker)."""
+        return sum(len(w.sent) for w in self._all)
+
+    async def close(self) -> None:
+        """Stop every worker once it has answered what it was sent (the crawl has finished its items)."""
         self.closed = True
-        with self._lock:
-            workers, self._all = self._all, []
-        self.ran = max(self.ran, len(workers))
-        for worker in workers:
-            if kill:
-                worker.kill()
-                continue
-            usage = worker.stop()
+        workers, self._all = self._all, []
+        for usage in await asyncio.gather(*(w.stop() for w in workers)):
             if usage is not None:
                 self.cpu_seconds += usage.cpu_seconds
                 self.peak_rss = max(self.peak_rss, usage.peak_rss)
+
+    def kill(self) -> None:
+        """Kill every worker at once (a forced stop: the reactor is stopping without closing the spider)."""
+        self.closed = True
+        workers, self._all = self._all, []
+        for worker in workers:
+            worker.kill()
+
+
+class _Closed(Exception):
+    """The pool was closed while a document waited for a worker."""
 
 
 def serve() -> None:

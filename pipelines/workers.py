@@ -1,0 +1,90 @@
+"""The crawl's document workers (``FEEDCENSUS_WORKERS``): one pool of worker processes, shared by
+the components that hand work to it, the thin Scrapy side of :mod:`pipelines.document.pool`.
+
+Two components send it work, from the reactor thread, and await the answer there: the feed
+pipeline (pipelines/feed.py) sends every feed document (parse, tally, checks, rows), and the
+autodiscovery middleware (crawler/middlewares/autodiscovery.py) every HTML page (its feed links and
+facts). Either falls back to doing the work in the crawling process when there is no pool
+(``FEEDCENSUS_WORKERS=0``, and on a single core).
+
+The pool starts its first worker when the spider opens, stops its workers when the spider closes
+(their CPU and memory go to the ``feedcensus/workers/*`` stats), and kills them when the reactor
+stops without closing the spider (a forced stop).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available
+
+from pipelines.document.pool import DocumentPool, workers_setting
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class DocumentWorkers:
+    """The crawl's :class:`DocumentPool` (a Scrapy extension); :func:`document_workers` finds it."""
+
+    def __init__(self, crawler: Crawler, workers: int, timeout: float) -> None:
+        self.stats = crawler.stats
+        self.workers = workers
+        self.timeout = timeout
+        self.pool: DocumentPool | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        workers = workers_setting(settings.get("FEEDCENSUS_WORKERS"))
+        if workers < 1:
+            raise NotConfigured
+        extension = cls(crawler, workers, settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    async def spider_opened(self) -> None:
+        from twisted.internet import reactor
+
+        if not is_asyncio_available():  # the pool runs on the asyncio event loop
+            logger.warning("FEEDCENSUS_WORKERS needs Scrapy's asyncio reactor: documents are parsed in this process")
+            return
+        self.pool = DocumentPool(self.workers, timeout=self.timeout)
+        # A forced stop (a second Ctrl-C) stops the reactor without closing the spider.
+        trigger: Any = reactor.addSystemEventTrigger  # typed by twisted as IReactorCore's (self taken as phase)
+        trigger("before", "shutdown", self._kill)
+        logger.info("Parsing feeds and reading pages in %d worker process(es) (FEEDCENSUS_WORKERS)", self.workers)
+        await self.pool.start()
+
+    async def spider_closed(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            await pool.close()
+            self._record(pool)
+
+    def _kill(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.kill()
+            self._record(pool)
+
+    def _record(self, pool: DocumentPool) -> None:
+        stats = self.stats
+        stats.set_value("feedcensus/workers/processes", pool.ran)
+        stats.set_value("feedcensus/workers/documents", pool.documents)
+        stats.set_value("feedcensus/workers/replaced", pool.replaced)
+        stats.set_value("feedcensus/workers/cpu_seconds", round(pool.cpu_seconds, 2))
+        stats.set_value("feedcensus/workers/peak_rss_mb", round(pool.peak_rss / 2**20, 1))
+
+
+def document_workers(crawler: Crawler) -> DocumentWorkers | None:
+    """The crawl's extension (None when ``FEEDCENSUS_WORKERS`` is 0); its ``pool`` is there while the spider is open."""
+    return crawler.get_extension(DocumentWorkers)
