@@ -131,9 +131,9 @@ CONCURRENT_ITEMS = 8
 # return no values; ruff and the tests guard that.
 WARN_ON_GENERATOR_RETURN_VALUE = False
 # Python default: 0.005 s (sys.setswitchinterval). Seconds a thread may keep the interpreter lock while
-# another waits for it. The reactor lets go of the lock at every socket call; the threads that wait on
-# the document workers and commit the dataset then hold it for up to this long. 0.5 ms: a faster crawl
-# in paired runs (benchmarks/RESULTS.md, benchmark 2, the what-if columns). 0: the interval is left alone.
+# another waits for it. The reactor lets go of the lock at every socket call; the thread that commits
+# the dataset then holds it for up to this long. 0.5 ms: a faster crawl in paired runs
+# (benchmarks/RESULTS.md, benchmark 2, the what-if columns). 0: the interval is left alone.
 FEEDCENSUS_SWITCH_INTERVAL = 0.0005
 # Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable. It is the level of the log
 # (`scrapy crawl`, or `feedcensus crawl --log-file`); `feedcensus crawl` shows only warnings and

@@ -103,7 +103,9 @@ class ReflexiveTracker:
 
 
 #: fetch_log outcomes after which a page cannot tell us anything.
-_FAILED = frozenset(FAILURE_OUTCOMES)
+#: A page with one of these outcomes could not be read: it neither advertises a feed nor fails to.
+#: (A page whose reading was lost in a document worker is recorded as parse_error or parse_timeout.)
+_FAILED = frozenset((*FAILURE_OUTCOMES, Outcome.PARSE_ERROR, Outcome.PARSE_TIMEOUT))
 
 
 @runtime_checkable

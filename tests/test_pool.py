@@ -91,17 +91,18 @@ def test_the_pool_answers_with_the_rows_the_crawling_process_would_make(corpus: 
 
 def test_a_document_past_the_timeout_is_parse_timeout_and_the_worker_is_replaced() -> None:
     async def use(pool: DocumentPool) -> None:
-        before = pool.pids()
+        (before,) = pool.pids()
         answer = await pool.run(Job(doc_of(big_feed(20_000))))
         assert isinstance(answer, Lost)
         assert answer.outcome == Outcome.PARSE_TIMEOUT
         assert answer.error == "parsing took longer than 0.2 s: the worker was stopped"
         assert pool.replaced == 1
-        assert pool.pids() != before
-        # the next document is parsed by the new worker
+        # the next document is parsed by a new worker
         small = await pool.run(Job(doc_of(big_feed(3))))
         assert not isinstance(small, Lost)
         assert small[0].rows["feeds"][0]["item_count"] == 3
+        (after,) = pool.pids()
+        assert after != before
 
     in_pool(timeout=0.2)(use)
 
@@ -134,17 +135,19 @@ def test_a_busy_worker_holds_its_next_document_and_the_rest_wait_in_the_crawl() 
         assert not isinstance(answer, Lost) and answer[0].rows["feeds"][0]["item_count"] == items
         order.append(name)
 
+    small = [(f"small{n}", n) for n in range(1, DocumentPool.DEPTH + 3)]
+
     async def use(pool: DocumentPool) -> None:
         callers = [asyncio.ensure_future(ask(pool, "big", 20_000))]
         await asyncio.sleep(0.2)
-        callers += [asyncio.ensure_future(ask(pool, name, n)) for name, n in (("one", 1), ("two", 2), ("three", 3))]
+        callers += [asyncio.ensure_future(ask(pool, name, n)) for name, n in small]
         await asyncio.sleep(0.2)  # the big feed takes over a second
-        assert pool.in_flight() == DocumentPool.DEPTH
+        assert pool.in_flight() == DocumentPool.DEPTH  # the rest wait in the crawl
         await asyncio.wait_for(asyncio.gather(*callers), 60)
         assert pool.in_flight() == 0
 
     in_pool()(use)
-    assert order == ["big", "one", "two", "three"]
+    assert order == ["big"] + [name for name, _ in small]
 
 
 def test_a_cancelled_document_does_not_leave_its_answer_for_the_next_one() -> None:
@@ -152,8 +155,9 @@ def test_a_cancelled_document_does_not_leave_its_answer_for_the_next_one() -> No
     the next document gets its own answer, from the same worker."""
 
     async def use(pool: DocumentPool) -> None:
-        asking = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(5_000)))))
+        asking = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(40_000)))))
         await asyncio.sleep(0.2)
+        assert not asking.done()  # 40,000 items take seconds
         asking.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asking
@@ -178,6 +182,40 @@ def test_a_document_queued_behind_a_lost_one_is_parsed_by_the_next_worker() -> N
         assert pool.replaced == 1
 
     in_pool(timeout=0.3)(use)
+
+
+def test_a_document_queued_behind_one_whose_worker_died_is_parsed_by_the_next_worker() -> None:
+    async def use(pool: DocumentPool) -> None:
+        (pid,) = pool.pids()
+        big = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(40_000)))))
+        await asyncio.sleep(0.3)
+        small = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(3)))))
+        await asyncio.sleep(0.05)
+        assert pool.in_flight() == 2  # both are in the worker's pipe
+        os.kill(pid, signal.SIGKILL)
+        lost, parsed = await asyncio.wait_for(asyncio.gather(big, small), 60)
+        assert isinstance(lost, Lost) and lost.error == "the document worker died while parsing (killed by SIGKILL)"
+        assert not isinstance(parsed, Lost) and parsed[0].rows["feeds"][0]["item_count"] == 3
+        assert pool.replaced == 1 and pool.pids() != [pid]
+
+    in_pool()(use)
+
+
+def test_closing_the_pool_answers_every_caller_even_those_waiting_for_room() -> None:
+    """No caller is left waiting: those in a worker get their rows, those still waiting "the crawl stopped"."""
+
+    async def main() -> list[object]:
+        pool = DocumentPool(1, timeout=30)
+        await pool.start()
+        callers = [asyncio.ensure_future(pool.run(Job(doc_of(big_feed(2_000))))) for _ in range(DocumentPool.DEPTH + 4)]
+        await asyncio.sleep(0.1)
+        await pool.close()
+        return list(await asyncio.wait_for(asyncio.gather(*callers), 30))
+
+    answers = asyncio.run(main())
+    stopped = [a for a in answers if isinstance(a, Lost)]
+    assert len(answers) - len(stopped) == DocumentPool.DEPTH  # those sent to the worker were answered
+    assert {a.error for a in stopped} == {"the crawl stopped before this document was parsed"}
 
 
 def test_workers_start_as_documents_need_them_and_never_more_than_asked() -> None:
@@ -261,11 +299,12 @@ def test_a_page_that_runs_out_of_time_is_recorded_without_its_links_and_the_craw
     assert "Traceback" not in proc.stderr
     log = {r["url"].removeprefix(base): r for r in read_table(out, "fetch_log").to_pylist()}
     assert log["/flood/"]["error"] == "parsing took longer than 0.3 s: the worker was stopped"
+    assert log["/flood/"]["outcome"] == "parse_timeout"
     assert log["/site/"]["error"] is None
     assert log["/small.xml"]["outcome"] == "feed"
     assert {r["page_url"].removeprefix(base) for r in read_table(out, "pages").to_pylist()} == {"/site/"}
     assert {r["href"].removeprefix(base) for r in read_table(out, "links").to_pylist()} == {"/small.xml"}
-    assert "the page's links were not read" in proc.stderr
+    assert "the page's links were not read; recorded as parse_timeout" in proc.stderr
 
 
 def test_a_crawl_records_a_feed_that_ran_out_of_time_and_parses_the_others(tmp_path: Path) -> None:

@@ -91,9 +91,10 @@ class AutodiscoveryMiddleware:
             pool = self.workers.pool if self.workers is not None and task is not None else None
             read = None if task is None else task.run() if pool is None else await pool.run(task)
             if isinstance(read, Lost):  # the worker died or ran out of time on this page: its fetch_log row says so
-                logger.warning("%s: %s (the page's links were not read)", response.url, read.error)
-                self.stats.inc_value(f"autodiscovery/{read.outcome}")
-                page.error = read.error
+                logger.warning(
+                    "%s: %s (the page's links were not read; recorded as %s)", response.url, read.error, read.outcome
+                )
+                page.outcome, page.error, page.html = read.outcome, read.error, False
                 yield page
                 return
             for o in self._discover(response, page, task, read):
