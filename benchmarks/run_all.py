@@ -73,27 +73,34 @@ Ours does strictly more per response: autodiscovery on every page, parse + tally
 feed, and rows to Parquet, where the bare spider drops the body. With the project's settings the bare
 spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of machine.
 
-Why the 0.75x target is missed. The per-feed path (parse, tally, profile checks, rows, and the body's
-hash on a feed's first fetch) runs in document worker processes (`FEEDCENSUS_WORKERS`, by default
-cores - 1: one on this 2-core machine; the "+ workers" CPU). What is left in the crawl process is what
-the crawl is bound by. A py-spy sample of every thread of a 3,000-site crawl (2026-11-23, `--gil`: only
-the thread holding the interpreter lock is counted; py-spy's clock runs about 1.7x the unsampled CPU)
-put the reactor thread's own time at 4.1 ms per response against the bare spider's 2.5. The 1.6 ms
-between them: autodiscovery 0.49 (reading the page 0.42: the tokenizer 0.17, the platform markers
-0.11, judging links 0.09), Scrapy's item machinery for a page's and a feed's item 0.39 (the project's
-pipelines 0.18 of it), scheduling the feed request a page yields 0.12, the spider-middleware chain
-around the spider's output 0.15, the rest spread thin. None of these is the 35 % step 0.75x would
-need: the bare spider yields no item and schedules no request from a response.
+Why the 0.75x target is missed. On this machine the target is bounded by the crawl's total CPU, not
+only by its reactor thread. To reach 0.75x the bare spider's rate, ours may spend at most 1 / 0.75 of
+the bare spider's CPU per response on its reactor thread, and, the two cores being shared by the
+crawl process, its document worker and the loopback server, at most 2 / 0.75 of it in all (the CPU
+ms/response column). Ours spends more than that in all: on 2 cores, moving work between the reactor
+and the workers cannot reach the target; only less work in all can.
 
-The same sample showed the reactor thread waiting for the interpreter lock, about a sixth of its
-time: it lets go of the lock at every socket call, and the helper threads (one per document worker,
-and the dataset's commit thread) then kept it for up to Python's 5 ms switch interval. The crawl now
-sets 0.5 ms while its engine runs (`FEEDCENSUS_SWITCH_INTERVAL`, crawler/extensions/switching.py);
-the what-if columns run the same code with Python's 5 ms in every round, and the bare spider gets
-0.5 ms too. Next steps, each a few percent: reading the workers' pipes on the reactor (no waiting
-thread, no lock hand-offs), autodiscovery in the workers, a one-pass marker search that keeps the lock
-(ahocorasick-rs was tried: it releases the lock on every search). More cores for the crawl itself is
-what `--frontier` gives (benchmark 6).
+What is on the reactor thread now. The per-feed path (parse, tally, profile checks, rows, and the
+body's hash on a feed's first fetch) and the reading of every HTML page for its feed links and facts
+(autodiscovery's tokenizer, platform markers, link judging) run in document worker processes
+(`FEEDCENSUS_WORKERS`, by default cores - 1: one on this 2-core machine; the "+ workers" CPU). The
+pool is driven from the reactor's event loop (pipelines/document/pool.py): the reactor writes each
+task to a worker's pipe and reads its answer, no thread waits for it, and a worker holds up to 8
+tasks so it never waits for the reactor between two. What is left on the reactor is Scrapy's
+engine, downloader and scraper, its item machinery for a page's and a feed's item, the
+spider-middleware chain, scheduling the feed request a page yields, pickling tasks and unpickling
+rows, and the project's pipelines (benchmark 8 lists the functions). The bare spider yields no item
+and schedules no request from a response.
+
+The crawl sets Python's thread switch interval to 0.5 ms while its engine runs
+(`FEEDCENSUS_SWITCH_INTERVAL`, crawler/extensions/switching.py): the reactor lets go of the
+interpreter lock at every socket call, and a helper thread that took it (now only the dataset's
+commit thread; the threads that waited for the workers are gone) kept it for up to Python's 5 ms.
+The what-if columns run the same code with Python's 5 ms in every round, and the bare spider gets
+0.5 ms too. Next steps: less work in all, which on this machine is what the rate follows: the
+per-feed path itself (benchmarks 1 and 10), and rows that cross from the workers as pickled Python
+values and are turned into Arrow in the crawling process. More cores for the crawl itself is what
+`--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -183,21 +190,20 @@ found. Read the CPU column.
     "profile": """\
 The per-feed path (parse, tally, profile checks, rows) was the largest single cost on the reactor
 thread. With the document pool (`FEEDCENSUS_WORKERS`, pipelines/document/pool.py) what is left of it
-there is pickling the job, unpickling the rows, marking new items and, when an earlier fetch of the
+there is pickling the task, unpickling the rows, marking new items and, when an earlier fetch of the
 feed is known, the SHA-256 of the body that says whether it changed (on a first fetch the worker
-takes it). The rest of the reactor thread is Scrapy's engine,
+takes it). HTML pages are read in the workers too, so autodiscovery's tokenizer and marker search
+are not on the reactor thread either. The rest of the reactor thread is Scrapy's engine,
 downloader, scraper and signals, Twisted and asyncio: the part the bare spider pays too.
 """,
     "scaling": """\
 `taskset` limits the crawl (and its worker processes) to the cores listed; the loopback web's server
-runs outside that limit. On one core, workers only add the cost of moving documents between
-processes. On two, one worker takes the per-feed path off the reactor's core (the default, `auto`);
-a second worker has no core of its own and costs more than it gives. A machine with more cores gives
-the reactor thread a core of its own and the workers the others: the crawl then runs as fast as the
-crawl process alone can go. That process spends a little more CPU on two cores than on one with the
-same worker (the GIL handed between the reactor thread and the thread waiting on each document;
-that thread's own CPU is about 5 % of the process, benchmark 2 says what is next). One run each: rates
-move by up to 15 % from run to run on this machine.
+runs outside that limit. On one core, workers only add the cost of moving documents and pages
+between processes. On two, one worker takes the per-feed path and the reading of pages off the
+reactor's core (the default, `auto`); a second worker has no core of its own and costs more than it
+gives. A machine with more cores gives the reactor thread a core of its own and the workers the
+others: the crawl then runs as fast as the crawl process alone can go. One run each: rates move by
+up to 15 % from run to run on this machine.
 """,
     "stages": """\
 `tree-d221c6b` is the source of the last commit before issue 10's refactor (new folders, one dataset
