@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -210,6 +211,10 @@ def _answer(task: Task[object]) -> object:
 _CODE_ROOT = str(Path(__file__).resolve().parents[2])
 #: How large a buffer the pipe from a worker reads into before it waits for the crawl to take the data.
 _READ_LIMIT = 2**20
+#: The size a worker asks for its pipes (Linux's default is 64 KiB and its default maximum 1 MiB): with
+#: the default, the event loop wrote a feed in 64 KiB steps, and 2 workers parsed the 198 benchmark
+#: feeds about 12 % slower.
+_PIPE_BYTES = 2**20
 
 
 def _frame(payload: bytes) -> bytes:
@@ -561,6 +566,9 @@ def serve() -> None:
     """A worker's entry point (``python -c "from pipelines.document.pool import serve; serve()"``): jobs on
     stdin, answers on stdout. (Not ``python -m``: the classes pickled back must be this module's, not
     ``__main__``'s.)"""
+    for fd in (0, 1):  # larger pipes: a feed of a few hundred KB crosses in one write, not 64 KiB at a time
+        with contextlib.suppress(OSError, AttributeError):  # AttributeError: not Linux; OSError: over pipe-max-size
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     jobs, answers = Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False)
     os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
     _serve(jobs, answers)
