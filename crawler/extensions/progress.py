@@ -110,10 +110,10 @@ def incremental_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
 
 
 def workers_line(stats: dict[str, Any]) -> str:
-    """The document workers (FEEDCENSUS_WORKERS): how many, what they parsed, what they used."""
+    """The document workers (FEEDCENSUS_WORKERS): how many, what they read (feeds and HTML pages), what they used."""
     return (
-        f"workers: {stats['feedcensus/workers/processes']} process(es) parsed "
-        f"{stats.get('feedcensus/workers/documents', 0)} documents "
+        f"workers: {stats['feedcensus/workers/processes']} process(es) read "
+        f"{stats.get('feedcensus/workers/documents', 0)} feeds and pages "
         f"(CPU {stats.get('feedcensus/workers/cpu_seconds', 0):.1f} s, peak RSS of one "
         f"{stats.get('feedcensus/workers/peak_rss_mb', 0):.0f} MiB; replaced {stats.get('feedcensus/workers/replaced', 0)})"
     )
