@@ -234,16 +234,10 @@ async def _read_frame(stream: asyncio.StreamReader) -> bytes:
     return await stream.readexactly(size)
 
 
-@dataclass(slots=True)
-class _Sent:
-    """A job written to a worker, and the future its caller awaits: the answer's bytes, a Lost, or
-    _AGAIN when the worker was lost before it began the job (the caller sends it to another)."""
-
-    payload: bytes
-    answer: asyncio.Future[bytes | Lost | None]
-
-
-_AGAIN = None  # a _Sent's answer when its worker went away before beginning it
+#: What the caller of a task written to a worker awaits: the answer's bytes, a Lost, or _AGAIN when the
+#: worker was lost before it began the task (the caller sends it to another).
+_Answer = asyncio.Future[bytes | Lost | None]
+_AGAIN = None
 #: The answer of a task the pool was closed on.
 _STOPPED = Lost(Outcome.PARSE_ERROR, "the crawl stopped before this document was parsed")
 
@@ -258,7 +252,7 @@ class _Worker:
         self.jobs = process.stdin
         self.answers = process.stdout
         self.pool = pool
-        self.sent: collections.deque[_Sent] = collections.deque()
+        self.sent: collections.deque[_Answer] = collections.deque()  # one per task written, in order
         self.ready = False  # the worker has sent _READY
         self.gone = False  # killed, or its pipes broke: it takes no more jobs
         self.usage: Usage | None = None  # what it said it used, when it stopped
@@ -280,12 +274,15 @@ class _Worker:
         )
         return cls(process, pool)
 
-    def send(self, job: _Sent) -> None:
-        """Write a job to the worker's stdin (the pipe holds it while the worker finishes the one before)."""
-        self.sent.append(job)
-        self.jobs.write(_frame(job.payload))
+    def send(self, payload: bytes) -> _Answer:
+        """Write a task to the worker's stdin (the pipe holds it while the worker finishes the one before);
+        its answer, to await."""
+        answer: _Answer = asyncio.get_running_loop().create_future()
+        self.sent.append(answer)
+        self.jobs.write(_frame(payload))
         if len(self.sent) == 1:
             self._start_clock()
+        return answer
 
     def _start_clock(self) -> None:
         """The time limit runs for the job the worker is on: the first one sent and not answered, once it is ready."""
@@ -307,9 +304,9 @@ class _Worker:
         if self._clock is not None:
             self._clock.cancel()
             self._clock = None
-        for i, job in enumerate(self.sent):
-            if not job.answer.done():
-                job.answer.set_result(lost if i == 0 else _AGAIN)
+        for i, answer in enumerate(self.sent):
+            if not answer.done():
+                answer.set_result(lost if i == 0 else _AGAIN)
         self.sent.clear()
         self.pool._lost(self)
 
@@ -329,9 +326,9 @@ class _Worker:
                 if not self.sent:  # what it says after _STOP: what it used
                     self.usage = pickle.loads(data)
                     return
-                job = self.sent.popleft()
-                if not job.answer.done():  # done: its caller stopped waiting (the crawl is stopping)
-                    job.answer.set_result(data)
+                answer = self.sent.popleft()
+                if not answer.done():  # done: its caller stopped waiting (the crawl is stopping)
+                    answer.set_result(data)
                 self._start_clock()
                 self.pool._wake()
         except _NotStarted:
@@ -391,9 +388,9 @@ class _Worker:
 
     def abandon(self) -> None:
         """Answer the tasks still sent to this worker, which will not answer them (the pool is closing)."""
-        for job in self.sent:
-            if not job.answer.done():
-                job.answer.set_result(_STOPPED)
+        for answer in self.sent:
+            if not answer.done():
+                answer.set_result(_STOPPED)
         self.sent.clear()
 
 
@@ -442,7 +439,7 @@ class DocumentPool:
             worker.kill()
             raise _Closed
         self._all.append(worker)
-        self.ran = max(self.ran, sum(not w.gone for w in self._all))
+        self.ran = max(self.ran, len(self._live()))
         return worker
 
     def _lost(self, worker: _Worker) -> None:
@@ -475,8 +472,12 @@ class DocumentPool:
                 raise
             woken = True
 
+    def _live(self) -> list[_Worker]:
+        """The workers that take tasks (not one whose death is being looked into)."""
+        return [w for w in self._all if not w.gone]
+
     async def _pick(self) -> _Worker | None:
-        live = [w for w in self._all if not w.gone]  # gone: a worker whose death is being looked into
+        live = self._live()
         least = min(live, key=lambda w: len(w.sent), default=None)
         if least is not None and not least.sent:
             return least
@@ -487,7 +488,7 @@ class DocumentPool:
         return None
 
     def _has_room(self) -> bool:
-        live = [w for w in self._all if not w.gone]
+        live = self._live()
         return len(live) + self._starting < self.workers or any(len(w.sent) < self.DEPTH for w in live)
 
     def _wake(self) -> None:
@@ -501,18 +502,16 @@ class DocumentPool:
     async def run(self, task: Task[T]) -> T | Lost:
         """What ``task.run()`` returns, run in a worker (waits for room in a worker first); Lost when the
         worker died or ran out of time on it, or it raised."""
-        loop = asyncio.get_running_loop()
         while True:
             try:
                 worker = await self._room()
             except _Closed:
                 return _STOPPED
             # Pickled once it has a worker, not while it waits: the body is not held twice meanwhile.
-            sent = _Sent(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL), loop.create_future())
-            worker.send(sent)
+            sent = worker.send(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL))
             if self._waiting and self._has_room():  # a new worker has room for more than this one
                 self._wake()
-            answer = await sent.answer
+            answer = await sent
             if answer is _AGAIN:
                 continue
             self.documents += 1
