@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
 from pipelines.document.checks import RuleFailure
-from pipelines.document.pool import Job, Lost, content_digest, job_rows
+from pipelines.document.pool import Answer, Job, Lost, content_digest, job_rows
 from pipelines.document.process import document_rows
 from pipelines.document.rows import (
     Carried,
@@ -206,7 +206,7 @@ class FeedPipeline:
         self._count(result)
         return result.rows
 
-    async def _answer(self, job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]] | Lost:
+    async def _answer(self, job: Job) -> Answer:
         """The document's rows, from the crawl's document workers or computed here."""
         pool = self.workers.pool if self.workers is not None else None
         if pool is None:

@@ -67,6 +67,7 @@ from schemas.items import FeedDocument
 from schemas.vocab import Outcome
 
 __all__ = [
+    "Answer",
     "DocumentPool",
     "Job",
     "Lost",
