@@ -50,7 +50,7 @@ from twisted.python.threadpool import ThreadPool
 from pipelines.dataset.store import Batch, DatasetWriter, committed_urls
 from pipelines.document.rows import TableRows, fetch_row, link_rows, page_rows
 from schemas.items import FetchRecord, PageLinks, context_from_meta
-from schemas.vocab import Outcome
+from schemas.vocab import Outcome, Via
 
 if TYPE_CHECKING:
     from typing import Self
@@ -352,11 +352,20 @@ class ParquetPipeline:
 
         When a redirect leads to a URL already requested, the row is for the URL first
         requested: a redirect loop when the chain came back on itself, else a duplicate.
-        A resumed crawl skipping what the interrupted run already wrote adds no row.
+        A resumed crawl skipping what the interrupted run already wrote adds no row, nor does
+        the reflexive pipeline's request for a page already on its way.
         """
         if self.dataset.is_done_request(request):
             return
         redirects = request.meta.get("redirect_urls") or []
+        ctx = context_from_meta(request.meta)
+        if ctx is not None and ctx.via == Via.REFLEXIVE and not redirects:
+            # The reflexive pipeline asks for a feed's page only when it has not seen the page's
+            # answer; dropped here, the page was requested before and is still on its way. Its own
+            # row comes with that answer (which also releases the feed), so a row here would say
+            # nothing but how the timing fell, and make two crawls of one web differ.
+            self.crawler.stats.inc_value("feedcensus/reflexive/page_in_flight")
+            return
         if redirects:
             url = redirects[0]
             chain = " -> ".join([*redirects, request.url])
@@ -366,7 +375,6 @@ class ParquetPipeline:
                 outcome, error = Outcome.DUPLICATE, f"redirects to a URL already requested: {chain}"
         else:
             outcome, url, error = Outcome.DUPLICATE, request.url, "already requested in this crawl"
-        ctx = context_from_meta(request.meta)
         self.dataset.record(
             FetchRecord(
                 url=url,

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import duckdb
 import pytest
 
-from crawler.demo.webserver import demo_root
+from crawler.demo.webserver import Route, Web, WebServer, demo_root
 from tests.conftest import crawl_demo, read_table, run_cli
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
@@ -205,3 +205,38 @@ def test_survey_prints_the_tables(crawl: dict[str, Any]) -> None:
     assert "RSS channel elements" in proc.stdout
     rss = sum(1 for f in EXPECTED["feeds"].values() if f["format"] == "rss")
     assert f"RSS channel elements ({rss} feeds)" in proc.stdout
+
+
+def test_a_feed_whose_page_is_still_on_its_way_waits_for_it_without_a_second_row(tmp_path: Path) -> None:
+    """The reflexive check asks for a page already requested: the page's one row answers it.
+
+    The page is slow, so the feed (given directly) is read first and its page is asked for
+    again while the first request is in flight. That request is dropped; it used to leave a
+    duplicate row, so the row count of a crawl depended on timing.
+    """
+    page = b'<html><head><link rel="alternate" type="application/rss+xml" href="/site/feed.xml"></head></html>'
+    feed = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>/site/</link>
+        <description>d</description><item><title>i</title></item></channel></rss>"""
+    web = Web()
+    web.add("/site/", Route(body=page, headers={"Content-Type": "text/html"}, delay=1.5))
+    web.add("/site/feed.xml", Route(body=feed, headers={"Content-Type": "application/rss+xml"}))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        base = server.url
+        proc = run_cli(
+            "crawl", "--out", str(out), "--job-id", "t", "--log-level", "INFO",
+            "--url", base + "/site/", "--url", base + "/site/feed.xml", "-s", "ROBOTSTXT_OBEY=False",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "'feedcensus/reflexive/page_in_flight': 1" in proc.stderr, "the page was not asked for while in flight"
+    log = sorted(
+        (r["url"].removeprefix(base), r["outcome"], r["discovered_via"])
+        for r in read_table(out, "fetch_log").to_pylist()
+    )
+    assert log == [
+        ("/site/", "page", "url"),
+        ("/site/feed.xml", "duplicate", "autodiscovery"),
+        ("/site/feed.xml", "feed", "url"),
+    ]
+    [row] = read_table(out, "feeds").to_pylist()
+    assert row["reflexive"] == "advertises"
