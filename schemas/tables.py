@@ -318,7 +318,7 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "outcome",
         pa.string(),
-        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it), parse_error (a feed whose document worker died while parsing it: no other rows), parse_timeout (a feed whose parsing ran past `FEEDCENSUS_PARSE_TIMEOUT`: no other rows), not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
+        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it), parse_error (a feed or HTML page whose document worker died while reading it: no other rows), parse_timeout (a feed or HTML page whose reading ran past `FEEDCENSUS_PARSE_TIMEOUT`: no other rows), not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
         nullable=False,
     ),
     _f("error", pa.string(), "One-line reason when the outcome is not a success."),
