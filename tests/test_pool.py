@@ -12,6 +12,8 @@ import asyncio
 import hashlib
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -328,6 +330,27 @@ def test_a_crawl_records_a_feed_that_ran_out_of_time_and_parses_the_others(tmp_p
     feeds = read_table(out, "feeds").to_pylist()
     assert [f["url"].rsplit("/", 1)[1] for f in feeds] == ["small.xml"]
     assert "parse_timeout 1" in proc.stdout + proc.stderr
+
+
+def test_workers_import_the_crawls_code_whatever_folder_the_crawl_runs_in(tmp_path: Path) -> None:
+    """A ``pipelines`` package in the working folder (a Scrapy project has one) is not what the workers import."""
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "__init__.py").write_text('raise SystemExit("the wrong pipelines package")\n')
+    web = Web()
+    web.add("/small.xml", Route(body=big_feed(2), headers=RSS))
+    with WebServer(web) as server:
+        # The installed command, as a user runs it (``python -m`` would put the folder first for the crawl too).
+        proc = subprocess.run(
+            [str(Path(sys.executable).parent / "feedcensus"), "crawl", "--out", str(tmp_path / "out"),
+             "--url", server.url + "/small.xml", "--no-reflexive", "-s", "FEEDCENSUS_WORKERS=1",
+             "-s", "ROBOTSTXT_OBEY=False"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "workers: 1 process(es) read 1 feeds and pages" in proc.stderr
+    assert "replaced 0" in proc.stderr
+    [log] = read_table(tmp_path / "out", "fetch_log").to_pylist()
+    assert log["outcome"] == "feed"
 
 
 def test_the_worker_count_is_a_number_or_auto(tmp_path: Path) -> None:

@@ -266,6 +266,7 @@ class _Worker:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_CODE_ROOT, os.environ.get("PYTHONPATH"))))}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
+            "-P",  # not the working folder first on sys.path: a pipelines/ there must not replace ours
             "-c",
             f"from {__name__} import serve; serve()",
             stdin=asyncio.subprocess.PIPE,
