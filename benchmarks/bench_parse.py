@@ -106,17 +106,16 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
     crawl's reactor thread drives them, with every feed of a round asked for at once (the pool's
     back-pressure hands them out as workers come free).
 
-    The rows come back to this process and become Arrow record batches here, as in the crawl (where
-    the dataset writer builds them). Returns one round and a function that stops the pool.
+    The rows come back to this process, items, element_usage and conformance as Arrow record batches
+    built in the workers, and become one Arrow table per table here as the crawl's dataset writer makes
+    them. Returns one round and a function that stops the pool.
     """
     import asyncio
 
-    import pyarrow as pa
-
+    from pipelines.dataset.store import arrow_table
     from pipelines.document.pool import DocumentPool, Job, Lost
-    from schemas.tables import TABLES, arrow_schema
+    from schemas.tables import TABLES, Encoded
 
-    schemas = {t: arrow_schema(t) for t in TABLES}
     pool = DocumentPool(workers, timeout=120)
     loop = asyncio.new_event_loop()
     docs = [(f"https://bench.example/{name}", body) for name, body in feeds]
@@ -125,17 +124,20 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
         return await asyncio.gather(*(pool.run(Job(bench_document(url, body))) for url, body in docs))
 
     def one_round() -> int:
-        tables: dict[str, list[dict[str, object]]] = {t: [] for t in TABLES}
+        tables: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
+        encoded: dict[str, list[Encoded]] = {t: [] for t in TABLES}
         failures = 0
         for answer in loop.run_until_complete(answers()):
             if isinstance(answer, Lost):
                 failures += 1
                 continue
-            for table, table_rows in answer[0].rows.items():  # type: ignore[index]
+            for table, table_rows in answer.rows.rows.items():
                 tables[table].extend(table_rows)
-        for t, r in tables.items():
-            if r:
-                pa.RecordBatch.from_pylist(r, schema=schemas[t])
+            for table, batch in answer.rows.encoded.items():
+                encoded[table].append(batch)
+        for t in TABLES:
+            if tables[t] or encoded[t]:
+                arrow_table(t, tables[t], encoded[t])
         return failures
 
     def stop() -> None:

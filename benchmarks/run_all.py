@@ -89,7 +89,9 @@ task to a worker's pipe and reads its answer, no thread waits for it, and a work
 tasks so it never waits for the reactor between two. What is left on the reactor is Scrapy's
 engine, downloader and scraper, its item machinery for a page's and a feed's item, the
 spider-middleware chain, scheduling the feed request a page yields, pickling tasks and unpickling
-rows, and the project's pipelines (benchmark 8 lists the functions). The bare spider yields no item
+answers, and the project's pipelines (benchmark 8 lists the functions). A feed's items,
+element_usage and conformance rows come back as Arrow record batches the worker built, which the
+dataset writer decodes at its commit; only its feeds and fetch_log rows are Python values here. The bare spider yields no item
 and schedules no request from a response.
 
 The crawl sets Python's thread switch interval to 0.5 ms while its engine runs
@@ -98,9 +100,8 @@ interpreter lock at every socket call, and a helper thread that took it (now onl
 commit thread; the threads that waited for the workers are gone) kept it for up to Python's 5 ms.
 The what-if columns run the same code with Python's 5 ms in every round, and the bare spider gets
 0.5 ms too. Next steps: less work in all, which on this machine is what the rate follows: the
-per-feed path itself (benchmarks 1 and 10), and rows that cross from the workers as pickled Python
-values and are turned into Arrow in the crawling process. More cores for the crawl itself is what
-`--frontier` gives (benchmark 6).
+per-feed path itself (benchmarks 1 and 10). More cores for the crawl itself is what `--frontier`
+gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
@@ -190,9 +191,10 @@ found. Read the CPU column.
     "profile": """\
 The per-feed path (parse, tally, profile checks, rows) was the largest single cost on the reactor
 thread. With the document pool (`FEEDCENSUS_WORKERS`, pipelines/document/pool.py) what is left of it
-there is pickling the task, unpickling the rows, marking new items and, when an earlier fetch of the
-feed is known, the SHA-256 of the body that says whether it changed (on a first fetch the worker
-takes it). HTML pages are read in the workers too, so autodiscovery's tokenizer and marker search
+there is pickling the task, unpickling the answer (a feed's items, element_usage and conformance
+rows arrive as Arrow record batches the worker built, passed to the dataset writer as they are),
+scheduling the next fetch and, when an earlier fetch of the feed is known, marking new items and the
+SHA-256 of the body that says whether it changed (on a first fetch the worker does both). HTML pages are read in the workers too, so autodiscovery's tokenizer and marker search
 are not on the reactor thread either. The rest of the reactor thread is Scrapy's engine,
 downloader, scraper and signals, Twisted and asyncio: the part the bare spider pays too.
 """,

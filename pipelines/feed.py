@@ -5,8 +5,9 @@ the RSS Best Practices Profile (``pipelines.document.checks``), then rows for ev
 table (``pipelines.document.rows``): :func:`pipelines.document.process.document_rows`,
 pure. It runs in a pool of worker processes (``FEEDCENSUS_WORKERS``, see
 :mod:`pipelines.document.pool`; the default, ``auto``, gives cores - 1), or in this process
-when that is 0 (and on one core). What needs the earlier jobs of the dataset (which items are
-new, when the feed is next due) is added here, in the crawling process; this class also adds
+when that is 0 (and on one core). What needs the earlier jobs of the dataset is added here, in the
+crawling process: which items are new (for a feed none of whose items an earlier job saw, the worker
+marks them all new and sends the items as Arrow) and when the feed is next due; this class also adds
 stats.
 
 A profile rule that raises on an odd document does not stop the others or the
@@ -19,24 +20,16 @@ document whose worker dies or runs out of time is recorded as ``parse_error`` or
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pipelines.dataset.schedule import Hints, Policy, items_per_week, next_due
+from pipelines.dataset.schedule import Hints, Policy, next_due
 from pipelines.document.checks import RuleFailure
-from pipelines.document.pool import Answer, Job, Lost, content_digest, job_rows
+from pipelines.document.pool import Answer, Job, Lost, Parsed, content_digest, job_rows
 from pipelines.document.process import document_rows
-from pipelines.document.rows import (
-    Carried,
-    Seen,
-    TableRows,
-    carried_rows,
-    fetch_row,
-    mark_novelty,
-    warc_location,
-)
+from pipelines.document.rows import Carried, Seen, TableRows, carried_rows, fetch_row, mark_novelty, warc_location
 from pipelines.history import History, history_of
 from pipelines.workers import document_workers
 from pipelines.writer import Dataset
@@ -87,18 +80,15 @@ def settled_rows(doc: FeedDocument, digest: str | None, known: Known | None, pol
     return None
 
 
-def parsed_rows(
-    doc: FeedDocument,
-    rows: TableRows,
-    failures: tuple[RuleFailure, ...],
-    seen: Callable[[], Mapping[str, Seen]],
-    policy: Policy,
-) -> FeedRows:
-    """A parsed document's rows (:func:`document_rows`), its new items marked and its next fetch scheduled."""
-    mark_novelty(rows, seen())
+def parsed_rows(parsed: Parsed, seen: Mapping[str, Seen], policy: Policy) -> FeedRows:
+    """A parsed document's rows (:func:`pipelines.document.pool.job_rows`), its items compared with the
+    ones earlier jobs saw (when there are any: else the job marked them) and its next fetch scheduled."""
+    rows = parsed.rows
+    if seen:
+        mark_novelty(rows, seen)
     feed = rows.rows["feeds"][0]
-    result = FeedRows(rows, failures, Outcome.FEED if feed["format"] != "unknown" else Outcome.NOT_FEED)
-    schedule(rows, items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], doc.fetched_at), policy)
+    result = FeedRows(rows, parsed.failures, Outcome.FEED if feed["format"] != "unknown" else Outcome.NOT_FEED)
+    schedule(rows, parsed.items_per_week, policy)
     return result
 
 
@@ -195,13 +185,14 @@ class FeedPipeline:
         digest = content_digest(item) if known is not None else None
         result = settled_rows(item, digest, known, policy)
         if result is None:
-            job = Job(item, datetime.now(UTC), self._job_id(), digest)
+            seen = _seen(history, urls)
+            job = Job(item, datetime.now(UTC), self._job_id(), digest, known_items=bool(seen))
             answer = await self._answer(job)
             if isinstance(answer, Lost):
                 logger.warning("%s: %s (recorded as %s)", item.url, answer.error, answer.outcome)
                 result = lost_rows(item, answer.outcome, answer.error)
             else:
-                result = parsed_rows(item, answer[0], answer[1], lambda: _seen(history, urls), policy)
+                result = parsed_rows(answer, seen, policy)
         self._count_rule_failures(item.final_url, result.failures)
         self._count(result)
         return result.rows

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from w3lib.url import canonicalize_url
 
-from pipelines.document.rows import Row, TableRows
+from pipelines.document.rows import TableRows
 from pipelines.feed import not_due_rows
 from pipelines.writer import Dataset, dataset_of
 from schemas.items import FetchContext, FetchRecord, NotDue, PageLinks
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-
-#: All rows of one feed document (table -> rows), held together so they land in one commit.
-Held = dict[str, list[Row]]
 
 ADVERTISES = "advertises"
 DOES_NOT_ADVERTISE = "does_not_advertise"
@@ -55,24 +52,24 @@ class ReflexiveTracker:
     def __init__(self) -> None:
         #: page key -> keys of the feeds it advertises; None when the page could not be read.
         self.pages: dict[str, frozenset[str] | None] = {}
-        #: page key -> [(held rows of one feed, keys the feed is known by)]
-        self.waiting: dict[str, list[tuple[Held, frozenset[str]]]] = {}
+        #: page key -> [(the held rows of one feed document, keys the feed is known by)]
+        self.waiting: dict[str, list[tuple[TableRows, frozenset[str]]]] = {}
 
-    def page_seen(self, urls: Iterable[str], advertised: Iterable[str] | None) -> list[Held]:
+    def page_seen(self, urls: Iterable[str], advertised: Iterable[str] | None) -> list[TableRows]:
         """Record a page (under all its URLs) and release the feeds waiting for it."""
         hrefs = None if advertised is None else frozenset(url_key(h) for h in advertised)
-        released: list[Held] = []
+        released: list[TableRows] = []
         for url in urls:
             key = url_key(url)
             self.pages.setdefault(key, hrefs)
             for held, aliases in self.waiting.pop(key, ()):
-                held["feeds"][0]["reflexive"] = self._verdict(hrefs, aliases)
+                held.rows["feeds"][0]["reflexive"] = self._verdict(hrefs, aliases)
                 released.append(held)
         return released
 
-    def wait(self, held: Held, page_url: str, aliases: Iterable[str]) -> str:
+    def wait(self, held: TableRows, page_url: str, aliases: Iterable[str]) -> str:
         """Hold a feed's rows for ``page_url``. Returns 'done' (verdict set now), 'fetch' or 'pending'."""
-        row = held["feeds"][0]
+        row = held.rows["feeds"][0]
         if not page_url:
             row["reflexive"] = NO_LINK
             return "done"
@@ -85,12 +82,12 @@ class ReflexiveTracker:
         self.waiting.setdefault(key, []).append((held, keys))
         return "fetch" if first else "pending"
 
-    def drain(self) -> list[Held]:
+    def drain(self) -> list[TableRows]:
         """Release every feed still waiting (its page never answered)."""
         released = []
         for entries in self.waiting.values():
             for held, _ in entries:
-                held["feeds"][0]["reflexive"] = PAGE_UNREACHABLE
+                held.rows["feeds"][0]["reflexive"] = PAGE_UNREACHABLE
                 released.append(held)
         self.waiting.clear()
         return released
@@ -182,11 +179,12 @@ class ReflexivePipeline:
 
     def _hold(self, item: TableRows) -> None:
         page = item.reflexive_page or ""
-        state = self.tracker.wait(item.rows, page, item.feed_aliases)
+        held = TableRows(item.rows, encoded=item.encoded)
+        state = self.tracker.wait(held, page, item.feed_aliases)
         if state == "done":
             return
         feed_url = item.rows["feeds"][0]["url"]
-        item.rows = {}  # held: written when the page has answered
+        item.rows, item.encoded = {}, {}  # held: written when the page has answered
         if state == "fetch":
             self._request_page(page, feed_url)
 
@@ -208,6 +206,6 @@ class ReflexivePipeline:
             return
         engine.crawl(out)
 
-    def _release(self, held: list[Held]) -> None:
+    def _release(self, held: list[TableRows]) -> None:
         for rows in held:
-            self.dataset.write_many(rows)
+            self.dataset.write_rows(rows)

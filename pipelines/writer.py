@@ -169,6 +169,12 @@ class Dataset:
         """Buffer rows of several tables; they land in the same commit."""
         self.writer.write_many(tables)
 
+    def write_rows(self, rows: TableRows) -> None:
+        """Buffer the rows of one document (dicts and tables built into Arrow); they land in the same commit."""
+        self.writer.write_many(rows.rows)
+        if rows.encoded:
+            self.writer.write_encoded(rows.encoded)
+
     def record(self, rec: FetchRecord) -> None:
         """One fetch_log row, counted in the stats under its outcome."""
         self.crawler.stats.inc_value(f"feedcensus/outcome/{rec.outcome}")
@@ -190,18 +196,18 @@ class Dataset:
         if batch is None:
             return
         if self.error is not None:
-            self.rows_lost += _row_count(batch)
+            self.rows_lost += batch.row_count()
             return
         d: defer.Deferred[None] = defer.Deferred()
         self._queued.append(d)
-        self._uncommitted[batch.seq] = _row_count(batch)
+        self._uncommitted[batch.seq] = batch.row_count()
         # Chained on the previous commit: one at a time, in the order taken.
         self._tail.addBoth(lambda _: self._run_on_pool(batch, d))
         self._tail = d
 
     def _run_on_pool(self, batch: Batch, done: defer.Deferred[None]) -> defer.Deferred[None]:
         if self.error is not None:  # an earlier commit failed for good: this one is not attempted
-            self.rows_lost += _row_count(batch)
+            self.rows_lost += batch.row_count()
             self._uncommitted.pop(batch.seq, None)
             self._queued.remove(done)
             done.callback(None)
@@ -234,7 +240,7 @@ class Dataset:
         if done is not None:
             self._queued.remove(done)
         if batch is not None:
-            self.rows_lost += _row_count(batch)
+            self.rows_lost += batch.row_count()
             self._uncommitted.pop(batch.seq, None)
         if self.error is None:
             self.error = f"cannot write to {self.out}: {type(exc).__name__}: {exc}".replace("\n", " ")
@@ -304,10 +310,6 @@ class Dataset:
         self.closed = True
 
 
-def _row_count(batch: Batch) -> int:
-    return sum(len(rows) for rows in batch.tables.values())
-
-
 def _reactor() -> Any:
     from twisted.internet import reactor
 
@@ -337,7 +339,10 @@ class ParquetPipeline:
     async def process_item(self, item: Any) -> Any:
         ds = self.dataset
         if isinstance(item, TableRows):
-            ds.write_many(item.rows)
+            ds.write_rows(item)
+            # The tables a worker built into Arrow are the writer's now. An item exporter downstream
+            # (scrapyd's items_dir) gets the rows that are Python values; it cannot encode the bytes.
+            item.encoded = {}
         elif isinstance(item, PageLinks):
             if item.record is not None:
                 ds.record(item.record)

@@ -2,7 +2,8 @@
 
 The names from ``schemas.tables`` are imported when first used (PEP 562), not with the package:
 ``schemas.tables`` imports pyarrow, and every ``schemas.vocab`` or ``schemas.items`` import runs this
-file first. The document workers (``pipelines.document.pool``) need those two and never pyarrow.
+file first. (The document workers import pyarrow too, since they build rows into Arrow record
+batches; a crawl's first imports need only those two.)
 """
 
 from __future__ import annotations

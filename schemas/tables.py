@@ -12,7 +12,9 @@ metadata. ``docs/datasets.md`` is checked against this module by a test.
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -399,6 +401,41 @@ TABLES: dict[str, tuple[Field, ...]] = {
 def arrow_schema(table: str) -> pa.Schema:
     """The Arrow schema of ``table``, with descriptions and the schema version."""
     return pa.schema([f.arrow() for f in TABLES[table]], metadata={VERSION_KEY: SCHEMA_VERSION.encode()})
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """Rows of one table built into an Arrow record batch and serialized (an Arrow IPC message).
+
+    A document worker sends the tables the crawling process only writes (items, element_usage,
+    conformance) this way: the rows become Arrow once, in the worker, and the crawling process
+    passes the bytes on to the dataset writer instead of unpickling and converting dicts.
+    """
+
+    num_rows: int
+    data: bytes
+    #: :func:`schema_digest` of the schema the batch was built with (the schema itself does not travel).
+    schema: str
+
+
+@functools.cache
+def schema_digest(table: str) -> str:
+    """A short digest of ``table``'s Arrow schema, to tell a batch built by other code."""
+    return hashlib.sha256(arrow_schema(table).serialize().to_pybytes()).hexdigest()[:16]
+
+
+def encode_rows(table: str, rows: list[dict[str, Any]]) -> Encoded:
+    """``rows`` (dicts keyed by column name) as one record batch of ``table``'s schema, serialized."""
+    batch = pa.RecordBatch.from_pylist(rows, schema=arrow_schema(table))
+    return Encoded(batch.num_rows, batch.serialize().to_pybytes(), schema_digest(table))
+
+
+def decode_rows(table: str, encoded: Encoded) -> pa.RecordBatch:
+    """The record batch :func:`encode_rows` made. ValueError when it was built with another schema of
+    ``table`` (a worker that imported other code than the crawl's: the package changed under a crawl)."""
+    if encoded.schema != schema_digest(table):
+        raise ValueError(f"{table} rows were built with another schema than this code's ({encoded.schema})")
+    return pa.ipc.read_record_batch(pa.py_buffer(encoded.data), arrow_schema(table))
 
 
 class SchemaVersionError(ValueError):

@@ -16,16 +16,32 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import pyarrow as pa
 import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
-from pipelines.document.pool import DocumentPool, Job, Lost, default_workers, workers_setting
+from pipelines.dataset.schedule import Policy
+from pipelines.dataset.state import SeenItem
+from pipelines.document.pool import (
+    ENCODED_TABLES,
+    DocumentPool,
+    Job,
+    Lost,
+    Parsed,
+    default_workers,
+    job_rows,
+    workers_setting,
+)
 from pipelines.document.process import document_rows
+from pipelines.document.rows import mark_novelty
+from pipelines.feed import parsed_rows
 from schemas.items import FeedDocument
+from schemas.tables import arrow_schema, decode_rows
 from schemas.vocab import Outcome
 from tests.conftest import read_table, run_cli
+from tests.pool_tasks import Loaded
 
 RSS = {"Content-Type": "application/rss+xml"}
 T = TypeVar("T")
@@ -70,6 +86,19 @@ def in_pool(workers: int = 1, timeout: float = 30) -> Callable[[Callable[[Docume
     return run
 
 
+def all_rows(parsed: Parsed) -> dict[str, list[dict[str, Any]]]:
+    """A parsed document's rows as dicts, its Arrow-encoded tables decoded."""
+    return {**parsed.rows.rows, **{t: decode_rows(t, e).to_pylist() for t, e in parsed.rows.encoded.items()}}
+
+
+def arrow_round_trip(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """Rows as they read back from Arrow (the encoded tables only; the rest as they are)."""
+    return {
+        t: pa.RecordBatch.from_pylist(r, schema=arrow_schema(t)).to_pylist() if t in ENCODED_TABLES else r
+        for t, r in rows.items()
+    }
+
+
 def test_the_pool_answers_with_the_rows_the_crawling_process_would_make(corpus: Path) -> None:
     feeds = corpus / "benchmark_feeds"
     if not feeds.is_dir():
@@ -80,15 +109,57 @@ def test_the_pool_answers_with_the_rows_the_crawling_process_would_make(corpus: 
     async def use(pool: DocumentPool) -> DocumentPool:
         for doc in docs:
             here, failures = document_rows(doc, None, job_id="j", content_hash="h")
+            mark_novelty(here, {})  # what a job does to them before they leave the worker (nothing seen before)
             answer = await pool.run(Job(doc, None, "j", "h"))
             assert not isinstance(answer, Lost), answer
-            assert answer[0].rows == here.rows, doc.url
-            assert answer[1] == failures
+            assert set(answer.rows.encoded) <= set(ENCODED_TABLES) and not set(answer.rows.rows) & set(ENCODED_TABLES)
+            assert all_rows(answer) == arrow_round_trip(here.rows), doc.url
+            assert answer.failures == failures
         return pool
 
     pool = in_pool()(use)
     assert pool.documents == len(files)
     assert pool.replaced == 0
+
+
+def test_a_worker_builds_arrow_batches_without_importing_pandas() -> None:
+    """pyarrow would import pandas (when installed) at its first conversion: a worker refuses it (0.25 s
+    and 45 MiB a worker). Nor does a worker import the crawl's frameworks or DuckDB."""
+
+    async def use(pool: DocumentPool) -> dict[str, bool]:
+        parsed = await pool.run(Job(doc_of(big_feed(3))))
+        assert not isinstance(parsed, Lost) and parsed.rows.encoded["items"].num_rows == 3
+        return await pool.run(Loaded(("pyarrow", "pandas", "duckdb", "scrapy", "twisted")))
+
+    loaded = in_pool()(use)
+    assert loaded == {"pyarrow": True, "pandas": False, "duckdb": False, "scrapy": False, "twisted": False}
+
+
+def test_a_feed_with_items_seen_before_keeps_its_items_as_dicts_and_the_crawl_marks_them() -> None:
+    """The identities seen before stay in the crawling process: a job says only that there are some."""
+    doc = doc_of(big_feed(2))
+
+    async def use(pool: DocumentPool) -> tuple[object, object]:
+        return await pool.run(Job(doc)), await pool.run(Job(doc, known_items=True))
+
+    first, again = in_pool()(use)
+    assert isinstance(first, Parsed) and isinstance(again, Parsed)
+    assert {"items", "element_usage"} <= set(first.rows.encoded) and "items" not in first.rows.rows
+    assert [i["is_new"] for i in all_rows(first)["items"]] == [True, True]  # marked in the worker
+    assert "items" not in again.rows.encoded and "element_usage" in again.rows.encoded
+    assert first.items_per_week == again.items_per_week is not None
+    # The crawling process marks them against what the earlier jobs saw: here, the first of the two.
+    before = again.rows.rows["items"][0]
+    marked = parsed_rows(again, {before["identity"]: SeenItem("earlier", before["content_hash"])}, Policy())
+    assert [(i["is_new"], i["first_seen_job"]) for i in marked.rows.rows["items"]] == [(False, "earlier"), (True, None)]
+    assert marked.rows.rows["feeds"][0]["new_items"] == 1
+
+
+def test_in_the_crawling_process_rows_stay_dicts_for_the_writer() -> None:
+    """FEEDCENSUS_WORKERS=0: nothing to pickle, so nothing is built into Arrow before the writer's commit."""
+    parsed = job_rows(Job(doc_of(big_feed(2))))
+    assert parsed.rows.encoded == {}
+    assert [i["is_new"] for i in parsed.rows.rows["items"]] == [True, True]
 
 
 def test_a_document_past_the_timeout_is_parse_timeout_and_the_worker_is_replaced() -> None:
@@ -102,7 +173,7 @@ def test_a_document_past_the_timeout_is_parse_timeout_and_the_worker_is_replaced
         # the next document is parsed by a new worker
         small = await pool.run(Job(doc_of(big_feed(3))))
         assert not isinstance(small, Lost)
-        assert small[0].rows["feeds"][0]["item_count"] == 3
+        assert small.rows.rows["feeds"][0]["item_count"] == 3
         (after,) = pool.pids()
         assert after != before
 
@@ -111,6 +182,7 @@ def test_a_document_past_the_timeout_is_parse_timeout_and_the_worker_is_replaced
 
 def test_a_worker_that_dies_mid_document_costs_that_document_only() -> None:
     async def use(pool: DocumentPool) -> None:
+        await pool.run(Job(doc_of(big_feed(1))))  # the worker has started
         (pid,) = pool.pids()
         asking = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(40_000)))))
         await asyncio.sleep(0.3)  # the worker is parsing (40,000 items take seconds)
@@ -122,7 +194,7 @@ def test_a_worker_that_dies_mid_document_costs_that_document_only() -> None:
         assert pool.replaced == 1
         after = await pool.run(Job(doc_of(big_feed(2))))
         assert not isinstance(after, Lost)
-        assert after[0].rows["feeds"][0]["item_count"] == 2
+        assert after.rows.rows["feeds"][0]["item_count"] == 2
 
     in_pool()(use)
 
@@ -134,7 +206,7 @@ def test_a_busy_worker_holds_its_next_document_and_the_rest_wait_in_the_crawl() 
 
     async def ask(pool: DocumentPool, name: str, items: int) -> None:
         answer = await pool.run(Job(doc_of(big_feed(items))))
-        assert not isinstance(answer, Lost) and answer[0].rows["feeds"][0]["item_count"] == items
+        assert not isinstance(answer, Lost) and answer.rows.rows["feeds"][0]["item_count"] == items
         order.append(name)
 
     small = [(f"small{n}", n) for n in range(1, DocumentPool.DEPTH + 3)]
@@ -165,7 +237,7 @@ def test_a_cancelled_document_does_not_leave_its_answer_for_the_next_one() -> No
             await asking
         after = await pool.run(Job(doc_of(big_feed(2))))
         assert not isinstance(after, Lost)
-        assert after[0].rows["feeds"][0]["item_count"] == 2
+        assert after.rows.rows["feeds"][0]["item_count"] == 2
         assert pool.replaced == 0
 
     in_pool()(use)
@@ -180,7 +252,7 @@ def test_a_document_queued_behind_a_lost_one_is_parsed_by_the_next_worker() -> N
         small = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(3)))))
         lost, parsed = await asyncio.wait_for(asyncio.gather(big, small), 60)
         assert isinstance(lost, Lost) and lost.outcome == Outcome.PARSE_TIMEOUT
-        assert not isinstance(parsed, Lost) and parsed[0].rows["feeds"][0]["item_count"] == 3
+        assert not isinstance(parsed, Lost) and parsed.rows.rows["feeds"][0]["item_count"] == 3
         assert pool.replaced == 1
 
     in_pool(timeout=0.3)(use)
@@ -188,6 +260,7 @@ def test_a_document_queued_behind_a_lost_one_is_parsed_by_the_next_worker() -> N
 
 def test_a_document_queued_behind_one_whose_worker_died_is_parsed_by_the_next_worker() -> None:
     async def use(pool: DocumentPool) -> None:
+        await pool.run(Job(doc_of(big_feed(1))))  # the worker has started
         (pid,) = pool.pids()
         big = asyncio.ensure_future(pool.run(Job(doc_of(big_feed(40_000)))))
         await asyncio.sleep(0.3)
@@ -197,7 +270,7 @@ def test_a_document_queued_behind_one_whose_worker_died_is_parsed_by_the_next_wo
         os.kill(pid, signal.SIGKILL)
         lost, parsed = await asyncio.wait_for(asyncio.gather(big, small), 60)
         assert isinstance(lost, Lost) and lost.error == "the document worker died while parsing (killed by SIGKILL)"
-        assert not isinstance(parsed, Lost) and parsed[0].rows["feeds"][0]["item_count"] == 3
+        assert not isinstance(parsed, Lost) and parsed.rows.rows["feeds"][0]["item_count"] == 3
         assert pool.replaced == 1 and pool.pids() != [pid]
 
     in_pool()(use)
@@ -245,8 +318,8 @@ def test_a_body_is_hashed_with_its_rows_unless_the_job_says_its_hash() -> None:
         hashed = await pool.run(Job(doc))
         given = await pool.run(Job(doc, content_hash="given"))
         assert not isinstance(hashed, Lost) and not isinstance(given, Lost)
-        assert hashed[0].rows["feeds"][0]["content_hash"] == hashlib.sha256(doc.body).hexdigest()
-        assert given[0].rows["feeds"][0]["content_hash"] == "given"
+        assert hashed.rows.rows["feeds"][0]["content_hash"] == hashlib.sha256(doc.body).hexdigest()
+        assert given.rows.rows["feeds"][0]["content_hash"] == "given"
 
     in_pool()(use)
 

@@ -1,9 +1,10 @@
-"""What a crawl and a document worker import: not the libraries only other commands need.
+"""What a crawl imports: not the libraries only other commands need.
 
 A scheduled job on a short list spends much of its life starting up. ``pyarrow.dataset`` imports
 pandas (0.4 s here) and DuckDB takes 0.1 s; a crawl needs neither unless it reads an earlier job
 (incremental state) or an archive index, so they are imported where those are read. Each check runs
-in a fresh interpreter, so what the test session imported before does not count.
+in a fresh interpreter, so what the test session imported before does not count. (What a document
+worker imports is checked in a real worker: tests/test_pool.py.)
 """
 
 from __future__ import annotations
@@ -42,23 +43,3 @@ def test_a_crawl_starts_without_pandas_or_duckdb() -> None:
     modules = imported_by(_CRAWL_IMPORTS)
     assert "crawler.spiders.archive" in modules and "pipelines.writer" in modules  # the check saw a crawl's imports
     assert {"pandas", "duckdb", "pyarrow.dataset"} & modules == set()
-
-
-def test_a_document_worker_runs_without_pyarrow() -> None:
-    # What a worker imports (pipelines/document/pool.py: `from pipelines.document.pool import serve`), and
-    # the work it does: one feed's rows. Its rows are Python values; Arrow is built in the crawling process.
-    code = """
-import json, sys
-from pipelines.document.pool import serve
-from pipelines.document.process import document_rows
-from schemas.items import FeedDocument
-body = b'<rss version="2.0"><channel><title>t</title><item><title>i</title></item></channel></rss>'
-doc = FeedDocument(url="http://a.example/f", final_url="http://a.example/f", status=200, headers={},
-                   body=body, discovered_via="url", source=None, depth=0)
-rows, _ = document_rows(doc)
-assert rows.rows["items"][0]["title"] == "i"
-print(json.dumps(sorted(sys.modules)))
-"""
-    modules = imported_by(code)
-    assert "pipelines.document.feedparse" in modules
-    assert {"pyarrow", "numpy", "pandas"} & modules == set()

@@ -19,14 +19,14 @@ import re
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from schemas.tables import PARTITION_KEY, TABLES, arrow_schema, check_version
+from schemas.tables import PARTITION_KEY, TABLES, Encoded, arrow_schema, check_version, decode_rows
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -62,10 +62,26 @@ def _abspath(path: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """The rows of one commit, taken from the buffers: table -> rows."""
+    """The rows of one commit, taken from the buffers."""
 
     seq: int
+    #: table -> the rows buffered as dicts (fetch_log rows are always dicts)
     tables: dict[str, list[dict[str, Any]]]
+    #: table -> the rows buffered already built into Arrow (a document worker's items, element_usage...)
+    encoded: dict[str, list[Encoded]] = field(default_factory=dict)
+
+    def row_count(self) -> int:
+        return sum(map(len, self.tables.values())) + sum(e.num_rows for parts in self.encoded.values() for e in parts)
+
+
+def arrow_table(table: str, rows: list[dict[str, Any]], encoded: list[Encoded]) -> pa.Table:
+    """Rows of one table as one Arrow table: the dict rows first, then the ones built into Arrow already."""
+    schema = arrow_schema(table)
+    batches = [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
+    batches += [decode_rows(table, e) for e in encoded]
+    arrow = pa.Table.from_batches(batches, schema=schema)
+    # Many small batches (one a feed) left as chunks would make the Parquet writer slower.
+    return arrow.combine_chunks() if len(batches) > 1 else arrow
 
 
 def _atomic_rename_supported(fs: pafs.FileSystem) -> bool:
@@ -100,6 +116,7 @@ class DatasetWriter:
         self.batch_rows = batch_rows
         self.flush_seconds = flush_seconds
         self._rows: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
+        self._encoded: dict[str, list[Encoded]] = {t: [] for t in TABLES}
         self._pending = 0
         self._since = time.monotonic()
         self._schemas = {t: arrow_schema(t) for t in TABLES}
@@ -137,6 +154,14 @@ class DatasetWriter:
         if self.auto_commit and self._pending >= self.batch_rows:
             self.flush()
 
+    def write_encoded(self, tables: Mapping[str, Encoded]) -> None:
+        """Buffer rows already built into Arrow (:func:`schemas.tables.encode_rows`); they land in the same commit."""
+        for table, encoded in tables.items():
+            self._encoded[table].append(encoded)
+            self._pending += encoded.num_rows
+        if self.auto_commit and self._pending >= self.batch_rows:
+            self.flush()
+
     @property
     def pending(self) -> int:
         """Rows buffered and not yet taken for a commit."""
@@ -163,9 +188,10 @@ class DatasetWriter:
         if not self._pending:
             return None
         rows, self._rows = self._rows, {t: [] for t in TABLES}
+        encoded, self._encoded = self._encoded, {t: [] for t in TABLES}
         self._pending = 0
         self._seq += 1
-        return Batch(self._seq, {t: r for t, r in rows.items() if r})
+        return Batch(self._seq, {t: r for t, r in rows.items() if r}, {t: e for t, e in encoded.items() if e})
 
     def flush(self) -> None:
         """Commit every buffered row now."""
@@ -199,22 +225,20 @@ class DatasetWriter:
 
     def commit(self, batch: Batch) -> None:
         """Write one batch: its files under temporary names, renamed into place, then its marker."""
-        tables = batch.tables
+        tables = [t for t in TABLES if t in batch.tables or t in batch.encoded]
         name = f"part-{batch.seq:06d}-{self._token}.parquet"
         atomic = _atomic_rename_supported(self.fs)
         written: list[tuple[str, str, int]] = []
-        for table, rows in tables.items():
+        for table in tables:
             directory = self.partition_dir(table)
             self.fs.create_dir(directory, recursive=True)
             self._mark_running(directory)
             final = f"{directory}/{name}"
             target = f"{directory}/.{name}.tmp" if atomic else final
-            record_batch = pa.RecordBatch.from_pylist(rows, schema=self._schemas[table])
+            arrow = arrow_table(table, batch.tables.get(table, []), batch.encoded.get(table, []))
             with self.fs.open_output_stream(target) as sink:
-                pq.write_table(
-                    pa.Table.from_batches([record_batch]), sink, row_group_size=ROW_GROUP_ROWS, compression="zstd"
-                )
-            written.append((target, final, len(rows)))
+                pq.write_table(arrow, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+            written.append((target, final, arrow.num_rows))
         for target, final, _ in written:
             if target != final:
                 self.fs.move(target, final)

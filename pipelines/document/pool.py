@@ -23,20 +23,25 @@ picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's
   The task it had not begun goes to another worker, and a new worker is started when one is next
   needed. A caller that stops waiting (the crawl is stopping) leaves the worker as it is: its
   answer is read and dropped.
-- **Only bytes cross the boundary.** The task goes in pickled, the answer comes back pickled.
-  Measured on the 198 benchmark feeds (44.5 MB): pickling one round's rows costs 20 ms in the
-  workers and unpickling 27 ms in the crawling process, against 656 ms of document work moved off
-  it; Arrow IPC buffers per feed cost 168 ms to build (a schema and small batches per feed) and 28
-  ms to read, so rows travel as pickles and become Arrow once, in the dataset writer's commits, as
-  they do without a pool. Messages are framed as :class:`multiprocessing.connection.Connection`
-  frames them (a 4-byte length), which is what a worker reads and writes.
+- **Only bytes cross the boundary.** The task goes in pickled, the answer comes back pickled, with
+  the tables the crawling process only writes (:data:`ENCODED_TABLES`: items, element_usage,
+  conformance) inside it as Arrow IPC record batches that it passes to the dataset writer as they
+  are. Measured on 200 feeds of the benchmark crawl's web (19 items and 38 element_usage rows
+  each), per feed: unpickling the rows as dicts took 240 us in the crawling process and the
+  writer's Arrow conversion (in one batch per commit) 100 us more; unpickling the answer with the
+  batches in it takes 45 us, and the writer decodes them at its commit. Building small batches
+  per feed costs the worker about 190 us more than pickling dicts (on the large parse-benchmark
+  feeds, more than the crawling process saves: benchmark 1's 2-worker figure). Messages are
+  framed as :class:`multiprocessing.connection.Connection` frames them (a 4-byte length), which
+  is what a worker reads and writes.
 
 A worker is a fresh interpreter (:func:`serve`) reading tasks on its stdin
 and writing answers on its stdout, not a ``multiprocessing`` process: the ``spawn`` and
 ``forkserver`` start methods import the caller's main script again in every worker (a script
 without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
 a process that runs threads. Starting one costs the interpreter and the imports of the document
-code (about 0.2 s, while the crawl starts; again only for a worker replaced). Workers ignore SIGINT
+code and pyarrow (about 0.35 s, while the crawl starts; again only for a worker replaced); pandas,
+which pyarrow would import too, is refused (:class:`_NoPandas`). Workers ignore SIGINT
 (the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
 
@@ -60,9 +65,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from pipelines.dataset.schedule import items_per_week
 from pipelines.document.checks import RuleFailure
 from pipelines.document.process import document_rows
-from pipelines.document.rows import TableRows
+from pipelines.document.rows import TableRows, mark_novelty
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
 
@@ -71,6 +77,7 @@ __all__ = [
     "DocumentPool",
     "Job",
     "Lost",
+    "Parsed",
     "Task",
     "Usage",
     "content_digest",
@@ -88,7 +95,7 @@ T_co = TypeVar("T_co", covariant=True)
 _CLOSE_GRACE = 2.0
 _STOP = b""  # sent to a worker: exit
 _READY = b"ready"  # sent by a worker once it has imported the document code
-#: Seconds a new worker may take to start (an interpreter and the document code's imports: ~0.2 s).
+#: Seconds a new worker may take to start (an interpreter and the document code's imports: ~0.35 s).
 _START_TIMEOUT = 60.0
 
 
@@ -102,9 +109,15 @@ class Task(Protocol[T_co]):
     def run(self) -> T_co: ...
 
 
+#: The tables of a parsed feed that nothing in the crawling process reads, only writes: a worker
+#: sends them as Arrow record batches (:meth:`TableRows.encode`). Items only of a feed none of whose
+#: items an earlier job saw (:attr:`Job.known_items`).
+ENCODED_TABLES = ("items", "element_usage", "conformance")
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One document to process, and what :func:`document_rows` needs besides it."""
+    """One feed document to process, and what its rows need besides it."""
 
     doc: FeedDocument
     now: datetime | None = None
@@ -112,9 +125,24 @@ class Job:
     #: The body's SHA-256, when the crawling process needed it first (to compare with the last fetch);
     #: else None, and it is computed with the rest of the document's work (:func:`job_rows`).
     content_hash: str | None = None
+    #: Earlier jobs saw items of this feed: the crawling process marks which items are new and
+    #: changed (it has the identities seen, which only grow), so the items stay dicts. Else every
+    #: item is new, marked here.
+    known_items: bool = False
 
-    def run(self) -> tuple[TableRows, tuple[RuleFailure, ...]]:
-        return job_rows(self)
+    def run(self) -> Parsed:
+        """In a worker: the rows, with the tables the crawling process only writes built into Arrow."""
+        return job_rows(self, encode=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A feed document's work, done: its rows (:data:`ENCODED_TABLES` as Arrow), the profile rules that
+    failed internally, and its items per week (for scheduling its next fetch)."""
+
+    rows: TableRows
+    failures: tuple[RuleFailure, ...]
+    items_per_week: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +161,8 @@ class Usage:
     peak_rss: int
 
 
-#: What :meth:`DocumentPool.run` answers for a :class:`Job`: the rows and the rules that failed internally, or Lost.
-Answer = tuple[TableRows, tuple[RuleFailure, ...]] | Lost
+#: What :meth:`DocumentPool.run` answers for a :class:`Job`.
+Answer = Parsed | Lost
 
 
 def default_workers() -> int:
@@ -195,10 +223,18 @@ def content_digest(doc: FeedDocument) -> str | None:
     return hashlib.sha256(doc.body).hexdigest() if doc.status != 304 else None
 
 
-def job_rows(job: Job) -> tuple[TableRows, tuple[RuleFailure, ...]]:
-    """:func:`document_rows` for one job, hashing the body first unless the job says its hash."""
+def job_rows(job: Job, *, encode: bool = False) -> Parsed:
+    """:func:`document_rows` for one job (hashing the body first unless the job says its hash), its
+    items marked new when no earlier job saw any, and its items per week. ``encode``: build the
+    :data:`ENCODED_TABLES` into Arrow (in a worker; in the crawling process the writer does it)."""
     digest = job.content_hash if job.content_hash is not None else content_digest(job.doc)
-    return document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
+    rows, failures = document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
+    rate = items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], job.doc.fetched_at)
+    if not job.known_items:
+        mark_novelty(rows, {})
+    if encode:
+        rows.encode(t for t in ENCODED_TABLES if not (job.known_items and t == "items"))
+    return Parsed(rows, failures, rate)
 
 
 def _answer(task: Task[object]) -> object:
@@ -397,7 +433,7 @@ class _Worker:
 
 
 class DocumentPool:
-    """``workers`` processes that run :class:`Task` s (a feed's :func:`document_rows`, a page's links),
+    """``workers`` processes that run :class:`Task` s (a feed's rows: :class:`Job`; a page's links),
     driven from the running asyncio event loop (the crawl's reactor thread): :meth:`run` writes a task
     to a worker and awaits its answer."""
 
@@ -572,4 +608,20 @@ def serve() -> None:
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     jobs, answers = Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False)
     os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
+    sys.meta_path.insert(0, _NoPandas())
     _serve(jobs, answers)
+
+
+class _NoPandas:
+    """Makes ``import pandas`` fail in a worker.
+
+    pyarrow imports pandas, when it is installed, the first time it converts Python objects (to tell
+    pandas' own values and nulls), and goes on without it when the import fails. A worker converts
+    only the plain values of its rows, and pandas would cost it about 0.25 s on its first document
+    and 45 MiB of memory (measured: a worker's peak 130 MiB with it, 87 without).
+    """
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("pandas is not imported in a document worker", name=name)
+        return None

@@ -1,18 +1,21 @@
 """Turning parse results, links and fetch records into table rows (pure).
 
 A row is a plain dict keyed by the column names of ``schemas.tables``; the
-writer builds Arrow record batches from them with the declared schema.
+writer builds Arrow record batches from them with the declared schema. A
+document worker builds the batches of the tables nothing after it reads
+itself (:meth:`TableRows.encode`), and they travel as Arrow IPC bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pipelines.document.platforms import from_generator, from_headers
 from pipelines.document.sites import site_of
 from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks, logged_headers
+from schemas.tables import FEEDS, Encoded, encode_rows
 
 if TYPE_CHECKING:
     from pipelines.document.checks import Finding
@@ -32,10 +35,19 @@ class TableRows:
     #: For feeds awaiting reflexive discovery: the page to look at and the URLs that count as this feed.
     reflexive_page: str | None = None
     feed_aliases: tuple[str, ...] = ()
+    #: Tables whose rows were built into Arrow already (by :meth:`encode`): written as they are.
+    encoded: dict[str, Encoded] = field(default_factory=dict)
 
     def add(self, table: str, rows: list[Row]) -> None:
         if rows:
             self.rows.setdefault(table, []).extend(rows)
+
+    def encode(self, tables: Iterable[str]) -> None:
+        """Build these tables' rows into Arrow record batches now (in a document worker, off the crawl)."""
+        for table in tables:
+            rows = self.rows.pop(table, None)
+            if rows:
+                self.encoded[table] = encode_rows(table, rows)
 
 
 def media_type(content_type: str | None) -> str:
@@ -336,10 +348,6 @@ def carried_rows(carried: Carried) -> TableRows:
     takes this response's status, final URL, time and any validators or caching headers it sent
     again; when the feed was not due, it keeps the previous fetch's.
     """
-    # Imported here: schemas.tables imports pyarrow, which the document workers (that import this
-    # module for feed_rows) never need; carried rows are built in the crawling process, which has it.
-    from schemas.tables import FEEDS
-
     rec = carried.record
     row: Row = {f.name: carried.previous.get(f.name) for f in FEEDS}
     row.update(
