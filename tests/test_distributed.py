@@ -159,7 +159,9 @@ def test_redis_going_away_stops_with_exit_4_and_the_job_goes_on(redis: RedisServ
     n = 30
     with WebServer(slow_web(n, delay=0.3)) as server:
         out = tmp_path / "out"
-        tune = ["-s", "CONCURRENT_REQUESTS=2", "-s", "FEEDCENSUS_FLUSH_SECONDS=1"]
+        # A 3 s lease: the worker started after Redis is back takes the stopped coordinator's requests
+        # after 3 s of its silence instead of the default 60.
+        tune = ["-s", "CONCURRENT_REQUESTS=2", "-s", "FEEDCENSUS_FLUSH_SECONDS=1", "-s", "FEEDCENSUS_FRONTIER_LEASE=3"]
         coordinator = start(
             "crawl", *url_list(server, n), "--out", str(out), "--job-id", "r", "--frontier", redis.url,
             *QUICK, *tune,
