@@ -171,9 +171,7 @@ class Dataset:
 
     def write_rows(self, rows: TableRows) -> None:
         """Buffer the rows of one document (dicts and tables built into Arrow); they land in the same commit."""
-        self.writer.write_many(rows.rows)
-        if rows.encoded:
-            self.writer.write_encoded(rows.encoded)
+        self.writer.write_many(rows.rows, rows.encoded)
 
     def record(self, rec: FetchRecord) -> None:
         """One fetch_log row, counted in the stats under its outcome."""

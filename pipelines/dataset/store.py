@@ -119,7 +119,6 @@ class DatasetWriter:
         self._encoded: dict[str, list[Encoded]] = {t: [] for t in TABLES}
         self._pending = 0
         self._since = time.monotonic()
-        self._schemas = {t: arrow_schema(t) for t in TABLES}
         self._seq = 0
         self._token = secrets.token_hex(4)
         self.rows_written: dict[str, int] = dict.fromkeys(TABLES, 0)
@@ -144,21 +143,19 @@ class DatasetWriter:
     def write(self, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
         self.write_many({table: rows})
 
-    def write_many(self, tables: Mapping[str, Iterable[Mapping[str, Any]]]) -> None:
-        """Buffer rows of several tables; they land in the same commit."""
+    def write_many(
+        self, tables: Mapping[str, Iterable[Mapping[str, Any]]], encoded: Mapping[str, Encoded] | None = None
+    ) -> None:
+        """Buffer rows of several tables, and rows already built into Arrow (``encoded``:
+        :func:`schemas.tables.encode_rows`); they land in the same commit."""
         for table, rows in tables.items():
             buf = self._rows[table]
             before = len(buf)
             buf.extend(rows)  # type: ignore[arg-type]
             self._pending += len(buf) - before
-        if self.auto_commit and self._pending >= self.batch_rows:
-            self.flush()
-
-    def write_encoded(self, tables: Mapping[str, Encoded]) -> None:
-        """Buffer rows already built into Arrow (:func:`schemas.tables.encode_rows`); they land in the same commit."""
-        for table, encoded in tables.items():
-            self._encoded[table].append(encoded)
-            self._pending += encoded.num_rows
+        for table, batch in (encoded or {}).items():
+            self._encoded[table].append(batch)
+            self._pending += batch.num_rows
         if self.auto_commit and self._pending >= self.batch_rows:
             self.flush()
 
