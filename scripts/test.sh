@@ -8,7 +8,10 @@ BIN=.venv/bin
 "$BIN/ruff" format --check .
 "$BIN/mypy"
 set +e
-"$BIN/python" -m pytest "$@"
+# In parallel, one test process per logical core (pytest-xdist).
+# --dist loadfile keeps a file's tests in one process, so its module fixtures (crawls of the demo web) run once.
+# A later -n wins: `make test` runs all; `bash scripts/test.sh -n 0 tests/test_x.py` runs in this process.
+"$BIN/python" -m pytest -n logical --dist loadfile "$@"
 code=$?
 set -e
 if [ "$code" -eq 5 ]; then

@@ -35,6 +35,11 @@ def demo_server() -> Iterator[object]:
         server.stop()
 
 
+#: Settings every test crawl passes: no AutoThrottle delays, and a retry waits 0.05 s, then 0.1 s, instead of 1 s and
+#: 2 s (the demo web's /broken-g/ answers 500 to all three tries). The waits themselves are tested in test_retry.py.
+QUICK_CRAWL = ("-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_RETRY_BACKOFF_BASE=0.05")
+
+
 def demo_seeds_file(work: Path, server: object) -> Path:
     """A seeds file listing the demo web's seed URLs on ``server``."""
     from crawler.demo.webserver import demo_seeds
@@ -49,7 +54,7 @@ def crawl_demo(work: Path, server: object, job_id: str, *args: str) -> Path:
     out = work / "out"
     proc = run_cli(
         "crawl", "--seeds", str(demo_seeds_file(work, server)), "--out", str(out), "--job-id", job_id,
-        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8", *args,
+        *QUICK_CRAWL, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8", *args,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]

@@ -23,7 +23,7 @@ from pipelines.document.process import document_rows
 from schemas.items import FeedDocument
 from schemas.tables import SCHEMA_VERSION, VERSION_KEY
 from schemas.vocab import ContentKind
-from tests.conftest import REPO, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli
 
 # --- platforms ----------------------------------------------------------------------
 
@@ -433,7 +433,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         base = server.url
         proc = run_cli(
             "crawl", "--url", f"{base}/atom.xml", "--url", f"{base}/rss.xml",
-            "--out", str(tmp / "out"), "-s", "AUTOTHROTTLE_ENABLED=False",
+            "--out", str(tmp / "out"), *QUICK_CRAWL,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp / "out"

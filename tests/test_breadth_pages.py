@@ -25,7 +25,7 @@ from pipelines.document.sites import site_of
 from schemas.items import FetchRecord, PageFacts, PageLinks, logged_headers
 from schemas.tables import arrow_schema
 from schemas.vocab import Outcome
-from tests.conftest import REPO, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli
 
 # --- sites ------------------------------------------------------------------------
 
@@ -316,7 +316,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     seeds = tmp / "seeds.txt"
     seeds.write_text(f"{base}/index.html\n{base}/moved\n{base}/gone.html\nnot a url\n", encoding="utf-8")
     proc = run_cli(
-        "crawl", "--seeds", str(seeds), "--out", str(tmp / "out"), "-s", "AUTOTHROTTLE_ENABLED=False"
+        "crawl", "--seeds", str(seeds), "--out", str(tmp / "out"), *QUICK_CRAWL
     )  # fmt: skip
     server.stop()
     assert proc.returncode == 0, proc.stderr[-2000:]

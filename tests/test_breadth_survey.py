@@ -21,7 +21,7 @@ import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.report.breadth import DEFAULT_TITLES, read_measures
-from tests.conftest import run_cli
+from tests.conftest import QUICK_CRAWL, run_cli
 
 NOW = datetime.now(UTC)
 RSS = "application/rss+xml"
@@ -130,7 +130,7 @@ def surveyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         urls = [server.url_for(f"/{p}.html") for p in PAGES] + [server.url_for(f"/{f}") for f in FEEDS]
         proc = run_cli(
             "crawl", *[a for u in urls for a in ("--url", u)], "--out", str(out), "--job-id", "breadth",
-            "--no-reflexive", "--log-level", "WARNING", "-s", "ROBOTSTXT_OBEY=False", "-s", "AUTOTHROTTLE_ENABLED=False",
+            "--no-reflexive", "--log-level", "WARNING", "-s", "ROBOTSTXT_OBEY=False", *QUICK_CRAWL,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
     proc = run_cli("survey", str(out), "--out", str(report))

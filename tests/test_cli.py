@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import QUICK_CRAWL, run_cli
 from tests.test_tally_corpus import BENCH_MANIFEST, BENCHMARK, independent_tally
 
 BENCH = sorted(p for p in BENCHMARK.glob("*") if p.is_file() and p.name != "manifest.tsv") if BENCHMARK.is_dir() else []
@@ -117,8 +117,7 @@ def test_scrapy_crawl_command_works_with_spider_arguments(tmp_path: Path, demo_s
             f"url={url}",
             "-s",
             f"FEEDCENSUS_OUT={out}",
-            "-s",
-            "AUTOTHROTTLE_ENABLED=False",
+            *QUICK_CRAWL,
             "-s",
             "LOG_LEVEL=WARNING",
         ],

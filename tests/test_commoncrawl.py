@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler.demo.rangeserver import RangeServer
-from tests.conftest import demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, demo_seeds_file, read_table, run_cli
 
 FEED_TYPE = "application/rss+xml"
 RSS_BODY = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://site.example/</link><description>d</description></channel></rss>'
@@ -32,7 +32,7 @@ def archived(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict
     live = work / "live"
     proc = run_cli(
         "crawl", "--seeds", str(demo_seeds_file(work, demo_server)), "--out", str(live), "--job-id", "live",
-        "--warc", str(work / "warc"), "--no-reflexive", "-s", "AUTOTHROTTLE_ENABLED=False",
+        "--warc", str(work / "warc"), "--no-reflexive", *QUICK_CRAWL,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     fetched = [r for r in read_table(live, "fetch_log").to_pylist() if r["warc_filename"] and r["outcome"] != "robots"]
@@ -56,7 +56,7 @@ def archived(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> dict
 def commoncrawl(server: RangeServer, index: Path, out: Path, *args: str) -> Any:
     return run_cli(
         "commoncrawl", "--index", str(index), "--archive-base", server.url, "--out", str(out), "--job-id", "cc",
-        "-s", "AUTOTHROTTLE_ENABLED=False", *args,
+        *QUICK_CRAWL, *args,
     )  # fmt: skip
 
 
@@ -168,7 +168,7 @@ def test_a_coordinator_and_a_worker_share_the_records_on_a_frontier(archived: di
 
     out = tmp_path / "shared"
     with RedisServer(tmp_path / "redis") as redis, RangeServer(archived["warc"]) as server:
-        common = ["--out", str(out), "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5"]
+        common = ["--out", str(out), *QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5"]
         coordinator = subprocess.Popen(
             [sys.executable, "-m", "crawler.cli", "commoncrawl", "--index", str(archived["index"]),
              "--archive-base", server.url, "--job-id", "ccd", "--frontier", redis.url, "--pages", "100", *common],
@@ -183,7 +183,7 @@ def test_a_coordinator_and_a_worker_share_the_records_on_a_frontier(archived: di
         assert "-s FEEDCENSUS_FOLLOW_LINKS=False -s FEEDCENSUS_REFLEXIVE=False" in join, join
         worker_args = join.removeprefix("feedcensus ").split()
         worker = subprocess.run(
-            [sys.executable, "-m", "crawler.cli", *worker_args, "-s", "AUTOTHROTTLE_ENABLED=False",
+            [sys.executable, "-m", "crawler.cli", *worker_args, *QUICK_CRAWL,
              "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5"],
             cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
@@ -294,7 +294,7 @@ def test_the_archive_spider_runs_as_a_scrapy_job(archived: dict[str, Any], tmp_p
         proc = subprocess.run(
             [sys.executable, "-m", "scrapy", "crawl", "census-archive", "-a", f"index={archived['index']}",
              "-a", f"archive_base={server.url}", "-s", f"FEEDCENSUS_OUT={out}", "-s", "FEEDCENSUS_FOLLOW_LINKS=False",
-             "-s", "FEEDCENSUS_REFLEXIVE=False", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=WARNING"],
+             "-s", "FEEDCENSUS_REFLEXIVE=False", *QUICK_CRAWL, "-s", "LOG_LEVEL=WARNING"],
             cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -18,7 +18,7 @@ import pytest
 from pipelines.dataset.compact import compact_dataset
 from pipelines.dataset.store import RUNNING_MARKER, DatasetWriter, list_jobs, open_table
 from schemas.tables import TABLES
-from tests.conftest import copy_dataset, demo_seeds_file, run_cli
+from tests.conftest import QUICK_CRAWL, copy_dataset, demo_seeds_file, run_cli
 
 FIRST, SECOND = "zz-first", "aa-second"
 
@@ -31,7 +31,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path
     for job in (FIRST, SECOND):
         proc = run_cli(
             "crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", job, "--log-level", "WARNING",
-            "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_BATCH_ROWS=5",
+            *QUICK_CRAWL, "-s", "FEEDCENSUS_BATCH_ROWS=5",
             "--refetch",  # the second run writes everything again, not only what changed
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]

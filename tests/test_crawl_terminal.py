@@ -11,9 +11,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
-FAST = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"]
+FAST = [*QUICK_CRAWL, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"]
 #: Scrapy's INFO lines that belong in a log file, not on the terminal.
 SCRAPY_NOISE = ("Overridden settings", "Enabled extensions", "Enabled downloader middlewares", "Dumping Scrapy stats")
 

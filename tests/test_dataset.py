@@ -13,12 +13,12 @@ import pytest
 from crawler.demo.webserver import demo_seeds
 from pipelines.dataset.store import DatasetWriter, list_jobs, open_table
 from schemas.tables import TABLES
-from tests.conftest import run_cli
+from tests.conftest import QUICK_CRAWL, run_cli
 
 
 def crawl(seeds: Path, out: Path, *job: str) -> None:
     args = ["crawl", "--seeds", str(seeds), "--out", str(out), "--log-level", "WARNING"]
-    args += ["-s", "AUTOTHROTTLE_ENABLED=False", "--refetch"]  # each run writes every row, not only changes
+    args += [*QUICK_CRAWL, "--refetch"]  # each run writes every row, not only changes
     if job:
         args += ["--job-id", job[0]]
     proc = run_cli(*args)

@@ -23,10 +23,10 @@ import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.frontier import Frontier
-from tests.conftest import REPO, demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, read_table, run_cli
 from tests.redisserver import RedisServer
 
-QUICK = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--log-level", "WARNING"]
+QUICK = [*QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--log-level", "WARNING"]
 
 
 @pytest.fixture

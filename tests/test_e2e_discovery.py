@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 from tests.test_discovery import LINK_HTML_7_3
 
 ATOM = b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:x</id><updated>2026-01-01T00:00:00Z</updated></feed>'
@@ -66,8 +66,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         str(seeds),
         "--out",
         str(tmp / "out"),
-        "-s",
-        "AUTOTHROTTLE_ENABLED=False",
+        *QUICK_CRAWL,
         "-s",
         "ROBOTSTXT_OBEY=False",
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.fetch.guess import COMMON_PATHS, guess_feed_urls
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 
 def test_feed_looking_links_come_first_then_common_paths() -> None:
@@ -48,8 +48,7 @@ def test_guess_finds_a_feed_on_a_page_that_advertises_none(tmp_path: Path) -> No
             "--out",
             str(tmp_path / "out"),
             "--guess",
-            "-s",
-            "AUTOTHROTTLE_ENABLED=False",
+            *QUICK_CRAWL,
             "-s",
             "ROBOTSTXT_OBEY=False",
         ]
@@ -59,8 +58,7 @@ def test_guess_finds_a_feed_on_a_page_that_advertises_none(tmp_path: Path) -> No
             *[a for a in args if a != "--guess"][:-4],
             "--out",
             str(tmp_path / "off"),
-            "-s",
-            "AUTOTHROTTLE_ENABLED=False",
+            *QUICK_CRAWL,
             "-s",
             "ROBOTSTXT_OBEY=False",
         )

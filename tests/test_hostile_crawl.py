@@ -32,7 +32,7 @@ from w3lib.url import safe_url_string
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.extensions.progress import OK_OUTCOMES
-from tests.conftest import read_table, run_cli, run_cli_peak_rss
+from tests.conftest import QUICK_CRAWL, read_table, run_cli, run_cli_peak_rss
 
 TIMEOUT = 2
 MAXSIZE = 8_000_000
@@ -299,8 +299,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReq
             args += ["--url", u]
         args += ["-s", f"DOWNLOAD_TIMEOUT={TIMEOUT}", "-s", f"DOWNLOAD_MAXSIZE={MAXSIZE}", "-s", "RETRY_TIMES=1"]
         args += [
-            "-s",
-            "AUTOTHROTTLE_ENABLED=False",
+            *QUICK_CRAWL,
             "-s",
             "CONCURRENT_REQUESTS_PER_DOMAIN=64",
             "-s",
@@ -527,7 +526,7 @@ def test_retry_after_is_honoured(tmp_path: Path) -> None:
     try:
         proc = run_cli(
             "crawl", "--out", str(tmp_path / "out"), "--url", raw.base + "/retry-after",
-            "-s", "RETRY_TIMES=1", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
+            "-s", "RETRY_TIMES=1", *QUICK_CRAWL, "-s", "ROBOTSTXT_OBEY=False",
             timeout=60,
         )  # fmt: skip
     finally:

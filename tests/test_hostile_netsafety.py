@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 FEED = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://example.com/</link><description>d</description></channel></rss>'
 
@@ -110,7 +110,7 @@ def servers() -> Iterator[tuple[WebServer, WebServer]]:
 
 
 def crawl(tmp: Path, main: WebServer, *extra: str, inputs: list[str]) -> list[dict[str, Any]]:
-    args = ["crawl", "--out", str(tmp / "out"), "--no-reflexive", "-s", "AUTOTHROTTLE_ENABLED=False"]
+    args = ["crawl", "--out", str(tmp / "out"), "--no-reflexive", *QUICK_CRAWL]
     args += ["-s", "DOWNLOAD_TIMEOUT=3", "-s", "RETRY_TIMES=0", "-s", "DNS_TIMEOUT=3"]
     args += ["--refetch"]  # a test may crawl twice into one dataset: each crawl fetches everything
     for u in inputs:

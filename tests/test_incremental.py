@@ -19,7 +19,7 @@ import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.report.survey import compute, connect
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 RSS = "application/rss+xml"
 
@@ -54,7 +54,7 @@ def crawl(server: WebServer, out: Path, job: str, *flags: str) -> str:
     urls = [a for p in ("/ttl.xml", "/plain.xml", "/bare.xml") for a in ("--url", server.url_for(p))]
     proc = run_cli(
         "crawl", *urls, "--out", str(out), "--job-id", job, "--no-reflexive",
-        "-s", "AUTOTHROTTLE_ENABLED=False", *flags,
+        *QUICK_CRAWL, *flags,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
@@ -165,7 +165,7 @@ def test_a_feed_carried_forward_under_an_alias_stays_in_the_survey(tmp_path: Pat
         for job, path, flags in (("j1", "/a.xml", ()), ("j2", "/alias", ("--ignore-hints",))):
             proc = run_cli(
                 "crawl", "--url", server.url_for(path), "--out", str(out), "--job-id", job, "--no-reflexive",
-                "-s", "AUTOTHROTTLE_ENABLED=False", *flags,
+                *QUICK_CRAWL, *flags,
             )  # fmt: skip
             assert proc.returncode == 0, proc.stderr[-3000:]
     (feed,) = rows(out, "feeds", "j2")
@@ -190,7 +190,7 @@ def test_a_channel_page_that_is_a_feed_not_due_is_recorded_not_fetched(tmp_path:
                 web.add("/a.xml", Route(a_body.replace(b"First", b"First, edited"), headers=always))
             proc = run_cli(
                 "crawl", "--url", server.url_for("/a.xml"), "--url", b, "--out", str(out), "--job-id", job,
-                "-s", "AUTOTHROTTLE_ENABLED=False", "--min-interval", "0",
+                *QUICK_CRAWL, "--min-interval", "0",
             )  # fmt: skip
             assert proc.returncode == 0, proc.stderr[-3000:]
             assert "Traceback" not in proc.stderr

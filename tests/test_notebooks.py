@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, demo_seeds_file, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, run_cli
 
 nbformat = pytest.importorskip("nbformat", reason="the notebooks extra (nbformat, nbclient) is not installed")
 nbclient = pytest.importorskip("nbclient", reason="the notebooks extra (nbformat, nbclient) is not installed")
@@ -73,7 +73,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory, demo_server: Any) -> Path:
     out = work / "out"
     proc = run_cli(
         "crawl", "--seeds", str(seeds), "--out", str(out), "--log-level", "WARNING",
-        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+        *QUICK_CRAWL, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.extensions.progress import status_line, summary_lines
-from tests.conftest import REPO
+from tests.conftest import QUICK_CRAWL, REPO
 
 
 def test_status_and_summary_lines_add_up() -> None:
@@ -62,8 +62,7 @@ def test_live_progress_on_a_terminal(tmp_path: Path) -> None:
                 *urls,
                 "--out",
                 str(tmp_path / "out"),
-                "-s",
-                "AUTOTHROTTLE_ENABLED=False",
+                *QUICK_CRAWL,
                 "-s",
                 "ROBOTSTXT_OBEY=False",
                 "-s",
@@ -115,8 +114,7 @@ def test_periodic_log_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
             str(tmp_path / "out"),
             "-s",
             "FEEDCENSUS_PROGRESS_INTERVAL=0.3",
-            "-s",
-            "AUTOTHROTTLE_ENABLED=False",
+            *QUICK_CRAWL,
             "-s",
             "ROBOTSTXT_OBEY=False",
             "-s",

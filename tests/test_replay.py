@@ -22,7 +22,7 @@ from warcio.warcwriter import WARCWriter
 from crawler.archive.inputs import archive_inputs
 from crawler.archive.read import ArchivedRequest, ArchiveIndex, ArchiveReader, build_index, find_files
 from crawler.archive.warc import Exchange, WarcWriter
-from tests.conftest import assert_usage_error, demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, assert_usage_error, demo_seeds_file, read_table, run_cli
 
 JOB = "replayed"
 #: One request at a time, in the crawl and in its replays, and pages read in the crawling process.
@@ -58,7 +58,7 @@ def archived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         base = server.url
         proc = run_cli(
             "crawl", "--seeds", str(demo_seeds_file(work, server)), "--out", str(work / "live"), "--job-id", JOB,
-            "--warc", str(work / "warc"), "-s", "AUTOTHROTTLE_ENABLED=False", *SEQUENTIAL,
+            "--warc", str(work / "warc"), *QUICK_CRAWL, *SEQUENTIAL,
         )  # fmt: skip
     finally:
         server.stop()

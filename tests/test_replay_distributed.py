@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import REPO, demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, read_table, run_cli
 from tests.redisserver import RedisServer
 
-QUICK = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--no-reflexive"]
+QUICK = [*QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--no-reflexive"]
 
 
 def outcomes(out: Path) -> Counter[tuple[str, str]]:

@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
-from tests.conftest import REPO, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli
 
 SITES = 30
 LISTED = 20
@@ -84,8 +84,7 @@ def _inputs(tmp: Path, base: str) -> list[str]:
 
 
 SETTINGS = [
-    "-s",
-    "AUTOTHROTTLE_ENABLED=False",
+    *QUICK_CRAWL,
     "-s",
     "CONCURRENT_REQUESTS_PER_DOMAIN=4",
     "-s",

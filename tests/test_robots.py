@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crawler.demo.webserver import Route, Web, WebServer
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 RSS = b'<rss version="2.0"><channel><title>t</title><link>http://x/</link><description>d</description></channel></rss>'
 
@@ -30,8 +30,7 @@ def test_requests_waiting_for_robots_txt_obey_it(tmp_path: Path) -> None:
             str(tmp_path / "out"),
             "--no-reflexive",
             *[a for u in urls for a in ("--url", u)],
-            "-s",
-            "AUTOTHROTTLE_ENABLED=False",
+            *QUICK_CRAWL,
             "-s",
             "CONCURRENT_REQUESTS_PER_DOMAIN=16",
         )

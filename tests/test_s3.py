@@ -15,7 +15,7 @@ import pytest
 from pipelines.dataset.compact import compact_dataset
 from pipelines.dataset.store import list_jobs, open_table
 from schemas.tables import SCHEMA_VERSION, TABLES, VERSION_KEY
-from tests.conftest import demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, demo_seeds_file, read_table, run_cli
 
 server_module = pytest.importorskip("moto.server", reason="moto[server] is needed for the S3 tests")
 
@@ -67,7 +67,7 @@ def crawled(s3: dict[str, Any], demo_server: Any, tmp_path_factory: pytest.TempP
     """The demo web crawled twice to S3 (job s3a in small files, then s3b) and once to a local folder."""
     work = tmp_path_factory.mktemp("s3")
     seeds = demo_seeds_file(work, demo_server)
-    common = ["--seeds", str(seeds), "--log-level", "WARNING", "-s", "AUTOTHROTTLE_ENABLED=False", "--refetch"]
+    common = ["--seeds", str(seeds), "--log-level", "WARNING", *QUICK_CRAWL, "--refetch"]
     out = uri(s3, "runs/census")
     for job, batch in (("s3a", "10"), ("s3b", "20000")):
         proc = run_cli(
@@ -150,7 +150,7 @@ def test_two_workers_of_a_distributed_crawl_write_one_readable_dataset(
 
     seeds = demo_seeds_file(tmp_path, demo_server)
     out = uri(s3, "runs/distributed")
-    quick = ["-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--log-level", "WARNING"]
+    quick = [*QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--log-level", "WARNING"]
     env = {**os.environ, **AWS_ENV, "PYTHONUNBUFFERED": "1"}
     with RedisServer(tmp_path / "redis") as redis:
         args = [sys.executable, "-m", "crawler.cli"]

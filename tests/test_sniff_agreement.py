@@ -16,7 +16,7 @@ import pytest
 from pipelines.document.feedparse import parse_feed
 from pipelines.document.sniff import Sniffed, sniff
 from schemas.vocab import FeedFormat
-from tests.conftest import read_table, run_cli
+from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 CORPUS_SETS = ("benchmark_feeds", "feedparser_tests", "opml", "validator_cases")
 #: Files of the corpus that are not documents.
@@ -89,7 +89,7 @@ def test_the_doctype_feed_is_crawled_as_a_feed_from_url_and_from_opml(corpus: Pa
         out = tmp_path / "out"
         proc = run_cli(
             "crawl", "--url", f"{server.url}/direct/feed", "--opml", f"{server.url}/list.opml",
-            "--out", str(out), "--job-id", "doctype", "--no-reflexive", "-s", "AUTOTHROTTLE_ENABLED=False",
+            "--out", str(out), "--job-id", "doctype", "--no-reflexive", *QUICK_CRAWL,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = {row["url"]: row for row in read_table(out, "fetch_log").to_pylist()}

@@ -28,7 +28,7 @@ from crawler.report.survey import DATE_FORMS, LINK_KINDS, SurveyError, compute, 
 from pipelines.document.checks import RULES
 from schemas.tables import TABLES, arrow_schema
 from schemas.vocab import DateForm, FeedMediaType
-from tests.conftest import CORPUS, run_cli
+from tests.conftest import CORPUS, QUICK_CRAWL, run_cli
 
 SAMPLE_JOB = "a-sample"
 SMALL_JOB = "b-small"
@@ -77,8 +77,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     work = tmp_path_factory.mktemp("survey")
     out = work / "out"
     flags = [
-        "-s",
-        "AUTOTHROTTLE_ENABLED=False",
+        *QUICK_CRAWL,
         "-s",
         "ROBOTSTXT_OBEY=False",
         "-s",

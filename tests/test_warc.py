@@ -26,7 +26,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.warc import Exchange, Location, WarcWriter
 from crawler.demo.webserver import Route, Web, WebServer
-from tests.conftest import REPO, demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, read_table, run_cli
 
 AT = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)
 RSS = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://a/</link></channel></rss>'
@@ -152,7 +152,7 @@ def test_a_crawl_archives_every_response_the_server_sent(tmp_path: Path, demo_se
     warc = tmp_path / "warc"
     proc = run_cli(
         "crawl", "--seeds", str(demo_seeds_file(tmp_path, demo_server)), "--out", str(tmp_path / "out"),
-        "--job-id", "w1", "--warc", str(warc), "-s", "AUTOTHROTTLE_ENABLED=False",
+        "--job-id", "w1", "--warc", str(warc), *QUICK_CRAWL,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     recs = archived(warc)
@@ -225,7 +225,7 @@ def test_a_warc_file_that_cannot_be_written_stops_the_crawl_with_exit_3(tmp_path
     warc = tmp_path / "warc"
     argv = [
         sys.executable, "-m", "crawler.cli", "crawl", "--seeds", str(demo_seeds_file(tmp_path, demo_server)),
-        "--out", str(tmp_path / "out"), "--job-id", "w", "--warc", str(warc), "-s", "AUTOTHROTTLE_ENABLED=False",
+        "--out", str(tmp_path / "out"), "--job-id", "w", "--warc", str(warc), *QUICK_CRAWL,
     ]  # fmt: skip
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, preexec_fn=limit, timeout=300, check=False)
     assert proc.returncode == 3, proc.stderr[-3000:]

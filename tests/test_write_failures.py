@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, demo_seeds_file, read_table, run_cli
 
 
 def test_an_unwritable_output_is_one_line_and_exit_2_before_any_request(tmp_path: Path, demo_server: Any) -> None:
@@ -35,7 +35,7 @@ def test_a_commit_that_keeps_failing_stops_the_crawl_with_exit_3(tmp_path: Path,
     (out / "items").write_text("a file where the items folder must go")
     proc = run_cli(
         "crawl", "--seeds", str(demo_seeds_file(tmp_path, demo_server)), "--out", str(out), "--job-id", "j",
-        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_BATCH_ROWS=1",
+        *QUICK_CRAWL, "-s", "FEEDCENSUS_BATCH_ROWS=1",
     )  # fmt: skip
     assert proc.returncode == 3, proc.stderr[-2000:]
     last = proc.stderr.strip().splitlines()[-1]
