@@ -20,8 +20,9 @@ import pyarrow as pa
 
 #: major.minor. A reader refuses files whose major is newer than its own.
 # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations;
-# 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files).
-SCHEMA_VERSION = "1.5"
+# 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files);
+# 1.6: items.date_form not-tried (a document's dates past its 25 that dateparser could not read).
+SCHEMA_VERSION = "1.6"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -179,7 +180,8 @@ ITEMS: tuple[Field, ...] = (
     _f(
         "date_form",
         pa.string(),
-        "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, unparsed.",
+        "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, "
+        "unparsed, not-tried (the document had given the last-resort parser 25 dates it could not read).",
     ),
     _f(
         "identity",

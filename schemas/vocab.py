@@ -82,7 +82,7 @@ class FeedFormat(StrEnum):
 
 
 class DateForm(StrEnum):
-    """``items.date_form``: which of six forms an item's date took (``pipelines.document.dates``)."""
+    """``items.date_form``: which form an item's date took (``pipelines.document.dates``)."""
 
     RFC822_UNIVERSAL = "rfc822-universal"
     RFC822_OTHER_ZONE = "rfc822-other-zone"
@@ -90,6 +90,7 @@ class DateForm(StrEnum):
     ISO8601 = "iso8601"
     OTHER_PARSED = "other-parsed"
     UNPARSED = "unparsed"
+    NOT_TRIED = "not-tried"
 
 
 class FeedMediaType(StrEnum):

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from pipelines.document.dates import (
     DATE_FORMS,
+    FALLBACK_MISSES,
+    FallbackBudget,
     _build,
     _parse,
     _parse_general,
@@ -222,3 +224,55 @@ def test_forms_are_the_vocabulary() -> None:
 def test_a_quoted_parenthesis_does_not_close_an_rfc822_comment() -> None:
     value = r"Thu, 09 (nested (comment) Mar)Feb(escaped comment\) 2005) 2006()23:59:45 +0000"
     assert without_comments(value).split() == ["Thu,", "09", "Feb", "2006", "23:59:45", "+0000"]
+
+
+# ---------------------------------------------------------------- dateparser's budget per document
+
+
+def _rss_dated(dates: list[str]) -> bytes:
+    items = "".join(f"<item><title>{i}</title><pubDate>{d}</pubDate></item>" for i, d in enumerate(dates))
+    return (
+        '<rss version="2.0"><channel><title>T</title><link>http://e.example/</link><description>d</description>'
+        f"{items}</channel></rss>"
+    ).encode()
+
+
+def _forms(body: bytes) -> list[DateForm | None]:
+    from pipelines.document.feedparse import parse_feed
+
+    return [it.date_form for it in parse_feed(body, "http://e.example/feed.xml").items]
+
+
+def test_a_document_gives_dateparser_a_bounded_number_of_unreadable_dates() -> None:
+    # dateparser takes ~30 ms to give up on a text: 3,000 of them would hold one feed for 90 s
+    unreadable = [f"around {i} o'clock, give or take" for i in range(FALLBACK_MISSES + 10)]
+    after = ["Thu, 04 Oct 2007 23:59:45 GMT", "2007-10-04T23:59:45Z", "4 October 2007 23:59 UTC", "soon"]
+    forms = _forms(_rss_dated(unreadable + after))
+    assert forms[:FALLBACK_MISSES] == [DateForm.UNPARSED] * FALLBACK_MISSES
+    assert forms[FALLBACK_MISSES : len(unreadable)] == [DateForm.NOT_TRIED] * 10
+    # what is read without dateparser still is; a text with no digit was never dateparser's to try
+    assert forms[len(unreadable) :] == [
+        DateForm.RFC822_UNIVERSAL,
+        DateForm.ISO8601,
+        DateForm.OTHER_PARSED,
+        DateForm.UNPARSED,
+    ]
+
+
+def test_the_budget_counts_only_what_dateparser_cannot_read() -> None:
+    readable = [f"{day}. März 2024 10:{day:02d}" for day in range(1, FALLBACK_MISSES + 6)]
+    assert _forms(_rss_dated(readable)) == [DateForm.OTHER_PARSED] * len(readable)
+
+
+def test_a_documents_dates_do_not_depend_on_what_the_process_parsed_before() -> None:
+    # the same texts, now in dateparser's cache, get the same forms: the budget counts cached misses too
+    unreadable = [f"circa {i} in the afternoon" for i in range(FALLBACK_MISSES + 3)]
+    first = _forms(_rss_dated(unreadable))
+    assert first == _forms(_rss_dated(unreadable))
+    assert first.count(DateForm.NOT_TRIED) == 3
+
+
+def test_parse_date_alone_always_tries_dateparser() -> None:
+    budget = FallbackBudget(misses=0)
+    assert parse_date("4 October 2007 23:59 CEST", budget) == (None, DateForm.NOT_TRIED)
+    assert parse_date("4 October 2007 23:59 CEST") == (datetime(2007, 10, 4, 21, 59, tzinfo=UTC), DateForm.OTHER_PARSED)

@@ -50,6 +50,7 @@ _DATE_FORM_MEANINGS: dict[DateForm, str] = {
     DateForm.ISO8601: "ISO 8601 / W3C-DTF (dc:date, Atom)",
     DateForm.OTHER_PARSED: "another form that could still be parsed",
     DateForm.UNPARSED: "could not be parsed",
+    DateForm.NOT_TRIED: "not tried by the last-resort parser (its feed had 25 dates it could not read)",
 }
 #: The date forms of ``items.date_form`` -> their meaning, in the order the
 #: report lists them (DateForm's order; every member must have a meaning above).

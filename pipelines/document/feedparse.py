@@ -202,7 +202,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from pipelines.document.dates import ParsedDate, parse_date
+from pipelines.document.dates import FallbackBudget, ParsedDate, parse_date
 from pipelines.document.encoding import How, header_charset, is_wide, same_charset, xml_encoding
 from pipelines.document.identity import item_hashes
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
@@ -1117,6 +1117,7 @@ class _Reader:
         "body",
         "body_alt",
         "creator",
+        "date_budget",
         "dates",
         "dc_language",
         "enclosed",
@@ -1148,6 +1149,7 @@ class _Reader:
         self.kids_of = notes.children if notes is not None and rules.family == "rss" and not mode else None
         # in those documents the checks also reuse the item dates parsed and the texts read (see TreeNotes)
         self.known_dates: dict[str, ParsedDate] | None = None
+        self.date_budget = FallbackBudget()  # how many more unreadable dates dateparser is given
         if self.kids_of is not None and notes is not None:
             self.known_dates = notes.dates
             notes.leaf_texts = {}
@@ -1766,7 +1768,7 @@ def _read_channel(r: _Reader, feed: ParsedFeed, root: Any, channel: Any, url: st
     for key in r.rules.feed_date_order:  # the first present in the format's order, parsed (None if it does not parse)
         raw = r.feed_dates.get(key)
         if raw is not None:
-            feed.feed_date = parse_date(raw)[0]
+            feed.feed_date = parse_date(raw, r.date_budget)[0]
             break
 
 
@@ -1892,7 +1894,7 @@ def _read_date(it: ParsedItem, r: _Reader) -> None:
             it.pub_date_raw = raw
             last = r.last_date
             if last is None or last[0] != raw:
-                last = r.last_date = (raw, parse_date(raw))
+                last = r.last_date = (raw, parse_date(raw, r.date_budget))
                 if r.known_dates is not None:
                     r.known_dates[raw] = last[1]
             it.pub_date, it.date_form = last[1]
