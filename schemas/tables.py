@@ -21,7 +21,7 @@ import pyarrow as pa
 #: major.minor. A reader refuses files whose major is newer than its own.
 # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations;
 # 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files);
-# 1.6: items.date_form not-tried (a document's dates past its 25 that dateparser could not read).
+# 1.6: items.date_form not-tried (dates past a document's share of dateparser: pipelines/document/dates.py).
 SCHEMA_VERSION = "1.6"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
@@ -176,12 +176,12 @@ ITEMS: tuple[Field, ...] = (
     _f("enclosure_type", pa.string(), "First enclosure MIME type."),
     _f("enclosure_length", pa.int64(), "First enclosure length in bytes, when an integer."),
     _f("pub_date_raw", pa.string(), "The date as written (pubDate, dc:date, published, updated...)."),
-    _f("pub_date", TIMESTAMP, "The date parsed, in UTC; null when it cannot be parsed."),
+    _f("pub_date", TIMESTAMP, "The date parsed, in UTC; null when it cannot be parsed or was not tried (date_form)."),
     _f(
         "date_form",
         pa.string(),
         "Form of the raw date: rfc822-universal, rfc822-other-zone, rfc822-2digit-year, iso8601, other-parsed, "
-        "unparsed, not-tried (the document had given the last-resort parser 25 dates it could not read).",
+        "unparsed, not-tried (the document had used up its share of the slow last-resort parser).",
     ),
     _f(
         "identity",

@@ -10,7 +10,7 @@ BIN=.venv/bin
 set +e
 # In parallel, one test process per logical core (pytest-xdist).
 # --dist loadfile keeps a file's tests in one process, so its module fixtures (crawls of the demo web) run once.
-# A later -n wins: `make test` runs all; `bash scripts/test.sh -n 0 tests/test_x.py` runs in this process.
+# A later -n wins (`bash scripts/test.sh -n 0` runs the suite in this process).
 "$BIN/python" -m pytest -n logical --dist loadfile "$@"
 code=$?
 set -e

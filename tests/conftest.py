@@ -36,7 +36,8 @@ def demo_server() -> Iterator[object]:
 
 
 #: Settings every test crawl passes: no AutoThrottle delays, and a retry waits 0.05 s, then 0.1 s, instead of 1 s and
-#: 2 s (the demo web's /broken-g/ answers 500 to all three tries). The waits themselves are tested in test_retry.py.
+#: 2 s (the demo web's /broken-g/ answers 500 to all three tries). test_retry.py tests the waits' arithmetic, and
+#: test_hostile_crawl.py that a crawl waits as long as Retry-After says (longer than these waits).
 QUICK_CRAWL = ("-s", "AUTOTHROTTLE_ENABLED=False", "-s", "FEEDCENSUS_RETRY_BACKOFF_BASE=0.05")
 
 

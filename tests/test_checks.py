@@ -609,8 +609,7 @@ def test_universal_date_shortcut_agrees_with_the_full_analysis(
 _ZONES = st.sampled_from(["GMT", "gmt", "UT", "EST", "pdt", "Z", "A", "b", "M", "N", "Y", "J", "+0000", "-0000", "+0130", "-2359", "+0099", "UTC"])  # fmt: skip
 
 
-# 200 examples: most values read as no RFC 822 date go on to dateparser, about 50 ms each.
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(
     st.sampled_from(["", "Mon, ", "Thu, ", "thu , ", "Thursday, "]),
     st.integers(0, 35),
@@ -626,11 +625,13 @@ _ZONES = st.sampled_from(["GMT", "gmt", "UT", "EST", "pdt", "Z", "A", "b", "M", 
 def test_the_date_rules_and_parse_date_read_rfc822_the_same_way(
     wd: str, day: int, mon: str, year: str, hh: int, mm: int, ss: str, zone: str, colon: str, space: str
 ) -> None:
-    from pipelines.document.dates import parse_date
+    from pipelines.document.dates import FallbackBudget, parse_date
 
     value = space.join([f"{wd}{day}", mon, year, f"{hh:02d}{colon}{mm:02d}{ss}", zone])
     analysis = analyse_date(value)
-    dt, form = parse_date(value)
+    # no dateparser (an empty budget): what it makes of a value that is no RFC 822 date is not compared here,
+    # and it takes ~27 ms to give up on each
+    dt, form = parse_date(value, FallbackBudget(misses=0))
     assert analysis.valid is (form in ("rfc822-universal", "rfc822-other-zone", "rfc822-2digit-year"))
     if analysis.valid:
         assert dt is not None and analysis.timestamp == dt.timestamp()

@@ -36,6 +36,7 @@ from crawler.report.breadth import breadth_tables
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
 from pipelines.dataset.store import list_jobs, open_table
+from pipelines.document.dates import FALLBACK_CALLS, FALLBACK_MISSES
 from schemas.namespaces import PREFIXES
 from schemas.tables import TABLES, arrow_schema
 from schemas.vocab import DateForm, FeedMediaType
@@ -50,7 +51,10 @@ _DATE_FORM_MEANINGS: dict[DateForm, str] = {
     DateForm.ISO8601: "ISO 8601 / W3C-DTF (dc:date, Atom)",
     DateForm.OTHER_PARSED: "another form that could still be parsed",
     DateForm.UNPARSED: "could not be parsed",
-    DateForm.NOT_TRIED: "not tried by the last-resort parser (its feed had 25 dates it could not read)",
+    DateForm.NOT_TRIED: (
+        f"not tried by the slow last-resort parser (its document had given it {FALLBACK_MISSES} dates it"
+        f" could not read, or {FALLBACK_CALLS} in all)"
+    ),
 }
 #: The date forms of ``items.date_form`` -> their meaning, in the order the
 #: report lists them (DateForm's order; every member must have a meaning above).
