@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import sys
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeAlias
@@ -406,10 +407,8 @@ def _parse_general(s: str, budget: FallbackBudget | None = None) -> tuple[dateti
             return None, DateForm.UNPARSED
     if len(s) > 80 or not any(c.isdigit() for c in s):
         return None, DateForm.UNPARSED  # no digits: no absolute day/month/year; long: not a date
-    if budget is not None:
-        return budget.read(s)
-    dt = _fallback(s)
-    return (dt, DateForm.OTHER_PARSED) if dt is not None else (None, DateForm.UNPARSED)
+    # without a document's budget (parse_date called alone): an unbounded one, for this text only
+    return (budget or FallbackBudget(misses=sys.maxsize, calls=sys.maxsize)).read(s)
 
 
 def _year(text: str) -> int:

@@ -1149,7 +1149,7 @@ class _Reader:
         self.kids_of = notes.children if notes is not None and rules.family == "rss" and not mode else None
         # in those documents the checks also reuse the item dates parsed and the texts read (see TreeNotes)
         self.known_dates: dict[str, ParsedDate] | None = None
-        self.date_budget = FallbackBudget()  # how many more unreadable dates dateparser is given
+        self.date_budget = FallbackBudget()  # the document's share of dateparser, and what it gave each text
         if self.kids_of is not None and notes is not None:
             self.known_dates = notes.dates
             notes.leaf_texts = {}
