@@ -41,7 +41,7 @@ and writing answers on its stdout, not a ``multiprocessing`` process: the ``spaw
 without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
 a process that runs threads. Starting one costs the interpreter and the imports of the document
 code and pyarrow (about 0.35 s, while the crawl starts; again only for a worker replaced); pandas,
-which pyarrow would import too, is refused (:class:`_NoPandas`). Workers ignore SIGINT
+which pyarrow would import too, is refused (pipelines/dataset/nopandas.py). Workers ignore SIGINT
 (the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
 
@@ -65,6 +65,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from pipelines.dataset.nopandas import refuse_pandas
 from pipelines.dataset.schedule import items_per_week
 from pipelines.document.checks import RuleFailure
 from pipelines.document.process import document_rows
@@ -608,20 +609,5 @@ def serve() -> None:
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     jobs, answers = Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False)
     os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
-    sys.meta_path.insert(0, _NoPandas())
+    refuse_pandas()
     _serve(jobs, answers)
-
-
-class _NoPandas:
-    """Makes ``import pandas`` fail in a worker.
-
-    pyarrow imports pandas, when it is installed, the first time it converts Python objects (to tell
-    pandas' own values and nulls), and goes on without it when the import fails. A worker converts
-    only the plain values of its rows, and pandas would cost it about 0.25 s on its first document
-    and 45 MiB of memory (measured: a worker's peak 130 MiB with it, 87 without).
-    """
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("pandas is not imported in a document worker", name=name)
-        return None
