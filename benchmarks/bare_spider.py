@@ -20,6 +20,8 @@ from scrapy.crawler import CrawlerProcess
 
 
 class BareSpider(Spider):
+    """Fetch every URL in a file with Scrapy and do nothing else."""
+
     name = "bare"
 
     def __init__(self, urls_file: str = "", **kwargs: Any) -> None:
@@ -37,8 +39,8 @@ class BareSpider(Spider):
         return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Fetch every URL in a file with Scrapy and do nothing else.")
+def main(argv: list[str] | None = None, spider: type[Spider] = BareSpider) -> int:
+    parser = argparse.ArgumentParser(description=(spider.__doc__ or "").split("\n\n")[0])
     parser.add_argument("urls_file", type=Path)
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE")
     args = parser.parse_args(argv)
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         # it alike (without helper threads the bare spider has little for it to change).
         settings["EXTENSIONS"] = {"crawler.extensions.switching.SwitchInterval": 0}
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(BareSpider)
+    crawler = process.create_crawler(spider)
     process.crawl(crawler, urls_file=str(args.urls_file))
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}

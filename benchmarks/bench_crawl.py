@@ -6,6 +6,9 @@ over 100 loopback addresses; each site is a home page advertising one feed (~48 
 * ``feedcensus crawl --seeds`` over the N home pages (autodiscovery finds the feeds), politeness off:
   ``-s ROBOTSTXT_OBEY=False -s AUTOTHROTTLE_ENABLED=False --no-reflexive``.
 * ``bare_spider.py`` fetching the same 2N URLs (home pages and feeds), doing nothing with them.
+* ``shaped_spider.py``, Scrapy with the census's shape: the N home pages as start requests, one item
+  and the feed's request from each, one item from each feed, nothing read (what Scrapy's machinery for
+  the census's items and requests costs, apart from the census's own work).
 
 Both with the project's own concurrency and download settings (``SHARED_SETTINGS``, read from
 ``crawler/settings.py``, ``CONCURRENT_ITEMS`` included), each a subprocess: wall time, user+sys CPU and peak RSS (``wait4``), responses
@@ -57,6 +60,8 @@ POLITENESS_OFF = {"ROBOTSTXT_OBEY": "False", "AUTOTHROTTLE_ENABLED": "False"}
 #: interval (5 ms) instead of the project's 0.5 ms (crawler/extensions/switching.py), to show what that buys.
 TUNED = {"FEEDCENSUS_SWITCH_INTERVAL": "0"}
 CRAWL_DIR = WORK / "crawl"
+#: The reference crawlers (Scrapy alone), which write no feeds.
+REFERENCES = ("bare", "shaped")
 
 
 class Web:
@@ -113,7 +118,7 @@ class Web:
 
 @dataclass(slots=True)
 class Run:
-    crawler: str  # bare | ours | ours-tuned
+    crawler: str  # bare | shaped | ours | ours-tuned
     sites: int
     m: Measured
     responses: int  # as counted by the server
@@ -145,7 +150,7 @@ class Run:
     def valid(self) -> bool:
         """Exit 0, every request answered, and (ours) one feed written per site: else it measured something else."""
         ok = self.m.returncode == 0 and self.responses >= 2 * self.sites
-        return ok and (self.crawler == "bare" or self.feeds == self.sites)
+        return ok and (self.crawler in REFERENCES or self.feeds == self.sites)
 
     @property
     def per_min(self) -> float:
@@ -217,6 +222,11 @@ def run_bare(web: Web, sites: int, urls: Path) -> Run:
     return measure(web, "bare", sites, argv)
 
 
+def run_shaped(web: Web, sites: int, urls: Path) -> Run:
+    argv = [PYTHON, str(Path(__file__).with_name("shaped_spider.py")), str(urls), *settings_args(CONCURRENCY)]
+    return measure(web, "shaped", sites, argv)
+
+
 def run_ours(web: Web, sites: int, seeds: Path, *, tuned: bool = False) -> Run:
     out = CRAWL_DIR / f"n{sites}" / ("out-tuned" if tuned else "out")
     shutil.rmtree(out, ignore_errors=True)
@@ -243,7 +253,9 @@ def best(runs: list[Run], crawler: str, sites: int) -> Run | None:
     return min(chosen, key=lambda r: r.m.wall) if chosen else None
 
 
-def run(sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool = False) -> CrawlResult:
+def run(
+    sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool = False, shaped: bool = True
+) -> CrawlResult:
     web = Web(max([*sizes, *memory_sizes]))
     runs: list[Run] = []
     memory_runs: list[Run] = []
@@ -252,6 +264,8 @@ def run(sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool
             seeds, urls = write_inputs(web, n)
             for k in range(repeats if n <= 1_000 else max(1, repeats - 1)):
                 this_round = [run_bare(web, n, urls), run_ours(web, n, seeds)]
+                if shaped:
+                    this_round.append(run_shaped(web, n, urls))
                 if tuned:  # in the same round, so that the what-if meets the same load
                     this_round.append(run_ours(web, n, seeds, tuned=True))
                 for done in this_round:
@@ -298,6 +312,8 @@ RATIO_HEADERS = [
     "ours /min (median)",
     "ours / bare, rate: median (range)",
     "ours / bare, responses per CPU-second: median (range)",
+    "shaped / bare, rate: median (range)",
+    "ours / shaped, rate: median (range)",
     "what-if / bare, rate: median",
     "ours / what-if, rate: median (range)",
     "ours / what-if, responses per CPU-second: median (range)",
@@ -353,6 +369,20 @@ def _tuned_cells(runs: list[Run], n: int) -> list[object]:
     ]
 
 
+def _shaped_cells(runs: list[Run], n: int) -> list[object]:
+    """The shaped spider's columns, over the rounds where bare, ours and shaped all ran: shaped / bare
+    and ours / shaped, by rate; "-" without such a round."""
+    rounds = _rounds(runs, n, ("bare", "ours", "shaped"))
+    if not rounds:
+        return ["-", "-"]
+    floor = [s.per_min / b.per_min for b, _, s in rounds]
+    ours = [o.per_min / s.per_min for _, o, s in rounds]
+    return [
+        f"{median(floor):.2f}x ({min(floor):.2f}-{max(floor):.2f})",
+        f"{median(ours):.2f}x ({min(ours):.2f}-{max(ours):.2f})",
+    ]
+
+
 def _rounds(runs: list[Run], n: int, crawlers: tuple[str, ...]) -> list[tuple[Run, ...]]:
     """The rounds at ``n`` sites in which each of ``crawlers`` has a valid run: those runs, in that order."""
     by_round: dict[int, dict[str, Run]] = {}
@@ -378,6 +408,7 @@ def _ratio_row(r: CrawlResult, n: int) -> list[object] | None:
         f"{median([o.per_min for _, o in pairs]):,.0f}",
         f"{ratio:.2f}x ({min(rates):.2f}-{max(rates):.2f})",
         f"{median(cpus):.2f}x ({min(cpus):.2f}-{max(cpus):.2f})",
+        *_shaped_cells(r.runs, n),
         *_tuned_cells(r.runs, n),
     ]
 
@@ -385,13 +416,21 @@ def _ratio_row(r: CrawlResult, n: int) -> list[object] | None:
 def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
     table = md_table(RUN_HEADERS, [_run_row(run) for run in r.runs])
     ratio_rows = [row for n in sizes if (row := _ratio_row(r, n)) is not None]
-    headers = RATIO_HEADERS
-    if not any(run.crawler == "ours-tuned" for run in r.runs):
-        headers = headers[:6]
-        ratio_rows = [row[:6] for row in ratio_rows]
+    keep = [True] * 6 + [any(run.crawler == "shaped" for run in r.runs)] * 2
+    keep += [any(run.crawler == "ours-tuned" for run in r.runs)] * 3
+    headers = [h for h, k in zip(RATIO_HEADERS, keep, strict=True) if k]
+    ratio_rows = [[c for c, k in zip(row, keep, strict=True) if k] for row in ratio_rows]
     ratios = md_table(headers, ratio_rows)
+    shaped = ""
+    if keep[6]:
+        shaped = (
+            " Each round also runs `shaped` (shaped_spider.py): Scrapy with the census's shape and none of its "
+            "work, the home pages as start requests, from each an item and its feed's request, from each feed an "
+            "item. shaped / bare is what Scrapy's own machinery for those items and requests costs; ours / shaped "
+            "is what the census's own work costs on top."
+        )
     what_if = ""
-    if len(headers) > 6:
+    if keep[-1]:
         what_if = (
             f" Each round also runs the what-if `ours-tuned`, ours with {TUNED}: Python's own thread switch "
             "interval (5 ms) instead of the project's 0.5 ms (the bare spider has 0.5 ms in every round), so the "
@@ -402,7 +441,7 @@ def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
         f"site; 2 requests per site (home page + feed). Settings for both (the project's values): {CONCURRENCY}. Politeness off for "
         "both. Bare and ours run in back-to-back pairs; the ratio is the median over the pairs, the range in "
         "brackets (runs move with the machine's other load, see the load averages); every run is in the full "
-        f"table.{what_if}\n\n"
+        f"table.{shaped}{what_if}\n\n"
         f"{ratios}\n\n{table}\n"
     )
 

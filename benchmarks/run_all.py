@@ -279,7 +279,7 @@ def _run_crawl(only: list[str], quick: bool, blocks: dict[str, str], targets: Ta
     sizes = ([500, 2000] if quick else [1000, 10_000]) if "crawl" in only else []
     memory = ([500, 2000, 5000] if quick else [1000, 10_000, 50_000]) if "memory" in only else []
     print("== 2./3. crawl and memory", file=sys.stderr, flush=True)
-    c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3, tuned=bool(sizes) and not quick)
+    c = bench_crawl.run(sizes, memory, repeats=1 if quick else 3, shaped=bool(sizes))
     if "crawl" in only:
         print(c.markdown_crawl)
         blocks["crawl"] = section_block("crawl", c.markdown_crawl, _stamp(quick))
