@@ -73,12 +73,20 @@ Ours does strictly more per response: autodiscovery on every page, parse + tally
 feed, and rows to Parquet, where the bare spider drops the body. With the project's settings the bare
 spider runs at 3-5x the ~12,000 pages/min the issue quotes for this kind of machine.
 
-Why the 0.75x target is missed. On this machine the target is bounded by the crawl's total CPU, not
-only by its reactor thread. To reach 0.75x the bare spider's rate, ours may spend at most 1 / 0.75 of
-the bare spider's CPU per response on its reactor thread, and, the two cores being shared by the
-crawl process, its document worker and the loopback server, at most 2 / 0.75 of it in all (the CPU
-ms/response column). Ours spends more than that in all: on 2 cores, moving work between the reactor
-and the workers cannot reach the target; only less work in all can.
+Why the 0.75x target is missed. Both crawlers are bound by their reactor thread, and the
+`shaped` reference splits the gap. Scrapy alone, with the census's shape (an item and the feed's
+request from every home page, an item from every feed) and none of its work, reaches the shaped / bare
+column: its spider middlewares, scraper, duplicate filter and scheduler for those items and requests
+cost that much before the census does anything. On top of that, ours / shaped is the census's own
+reactor work: reading a response's headers and sniffing its first 4 KB, a fetch record per page,
+the request builder and the earlier jobs' word on each feed, sending each page and feed to a document
+worker and taking its answer back (pickling: about 40 us a page and 100 us a feed), the feed pipeline's
+rows, scheduling and counts, and the start of a crawl (imports, the dataset and the document worker:
+about 1.5 s of CPU more than Scrapy alone). In paired 5,000-site runs on 2026-11-23 shaped was
+0.88x bare and ours 0.64x: to reach 0.75x, ours would have to do its own work in less than half of the
+reactor time it takes now. The CPU of the two cores is also shared with the document worker
+and the loopback server: ours spends more CPU per response in all than a 2-core machine gives a 0.75x
+rate, so moving work from the reactor to the workers alone cannot reach the target either.
 
 What is on the reactor thread now. The per-feed path (parse, tally, profile checks, rows, and the
 body's hash on a feed's first fetch) and the reading of every HTML page for its feed links and facts
@@ -97,11 +105,21 @@ and schedules no request from a response.
 The crawl sets Python's thread switch interval to 0.5 ms while its engine runs
 (`FEEDCENSUS_SWITCH_INTERVAL`, crawler/extensions/switching.py): the reactor lets go of the
 interpreter lock at every socket call, and a helper thread that took it (now only the dataset's
-commit thread; the threads that waited for the workers are gone) kept it for up to Python's 5 ms.
-The what-if columns run the same code with Python's 5 ms in every round, and the bare spider gets
-0.5 ms too. Next steps: less work in all, which on this machine is what the rate follows: the
-per-feed path itself (benchmarks 1 and 10). More cores for the crawl itself is what `--frontier`
-gives (benchmark 6).
+commit thread) kept it for up to Python's 5 ms; the bare and shaped spiders get 0.5 ms too. An
+earlier run measured it against Python's 5 ms with the what-if columns (`bench_crawl.py --tuned`,
+still there): 0.96-1.04x, within the noise. Holding every commit to the end of a crawl did not
+change the rate either (paired 5,000-site crawls: 14,332 vs 14,687 responses a minute), so the
+commit thread does not hold the reactor back.
+
+Since the last run, in `crawler/settings.py`: Scrapy's `DepthMiddleware` and
+`MetaCopyDetectionMiddleware` (spider middlewares that wrap every item and request a response yields)
+and its `OffsiteMiddleware` (parses every request's URL, for a spider's `allowed_domains`) are off: the
+census keeps its own depth, builds each request's meta afresh and sets no `allowed_domains`. Paired
+5,000-site crawls, 3 rounds: 4.53 -> 4.33 ms of crawl-process CPU a response, +4 % rate. And pyarrow no
+longer imports pandas in the crawling process (it did at the dataset's first commit; the document
+workers already refused it): 0.5 s less CPU at every crawl's start and about 35 MiB less peak memory
+(pipelines/dataset/nopandas.py). Next steps: the census's own reactor work listed above, a little
+each; more cores for the crawl itself is what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
