@@ -5,6 +5,8 @@ own settings (``FEEDCENSUS_*``) are all here too, with their defaults; they
 are documented in README.md and docs/limits.md.
 """
 
+from scrapy.settings import default_settings as _scrapy
+
 BOT_NAME = "feedcensus"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -103,6 +105,15 @@ ITEM_PIPELINES = {
 # Scrapy default: True (2.19). An HTTP server that runs code inside the crawl process and writes job
 # files to disk; a census job needs neither, like the telnet console below.
 REMOTE_CONTROL_ENABLED = False
+# Scrapy default: its built-in extensions, RemoteControl among them. Scrapy imports each extension in
+# the list to ask whether it is configured (and each one named in EXTENSIONS, None or not, to normalise
+# the names), and the remote control's module imports aiohttp: about 0.25 s at every crawl's start for
+# an extension that is off. Scrapy's own list without it, so an extension a later Scrapy adds is kept.
+EXTENSIONS_BASE = {
+    path: order
+    for path, order in _scrapy.EXTENSIONS_BASE.items()
+    if path != "scrapy.extensions.remote_control.RemoteControl"
+}
 EXTENSIONS = {
     # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
     "scrapy.extensions.telnet.TelnetConsole": None,
