@@ -26,9 +26,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pipelines.dataset.schedule import Hints, Policy, next_due
-from pipelines.document.checks import RuleFailure
 from pipelines.document.pool import Answer, Job, Lost, Parsed, content_digest, job_rows
-from pipelines.document.process import document_rows
 from pipelines.document.rows import Carried, Seen, TableRows, carried_rows, fetch_row, mark_novelty, warc_location
 from pipelines.history import History, history_of
 from pipelines.workers import document_workers
@@ -39,9 +37,11 @@ from schemas.vocab import Outcome
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from pipelines.document.checks import RuleFailure
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["FeedPipeline", "FeedRows", "Known", "document_rows", "parsed_rows", "process_document", "settled_rows"]
+__all__ = ["FeedPipeline", "FeedRows", "Known", "parsed_rows", "process_document", "settled_rows"]
 
 
 #: FeedRows.outcome of a 200 whose body hashes as last time (its fetch_log outcome is ``feed``).
@@ -153,7 +153,9 @@ def not_due_rows(item: NotDue) -> TableRows:
 
 
 def process_document(doc: FeedDocument, now: datetime | None = None) -> TableRows:
-    """The rows of :func:`document_rows` (what the benchmarks time)."""
+    """The rows of :func:`pipelines.document.process.document_rows` (what the benchmarks time)."""
+    from pipelines.document.process import document_rows  # imported where used: with workers, only they parse
+
     return document_rows(doc, now)[0]
 
 

@@ -1143,7 +1143,7 @@ def test_a_document_that_is_no_feed_is_named_by_lint_and_not_by_the_census(
     body: bytes, verdict: tuple[str, str, str | None]
 ) -> None:
     from crawler.cli.documents import not_feed_findings
-    from pipelines.feed import document_rows
+    from pipelines.document.process import document_rows
     from schemas.items import FeedDocument
 
     parsed = parse_feed(body, "http://x.example/feed")

@@ -63,15 +63,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pipelines.dataset.nopandas import refuse_pandas
 from pipelines.dataset.schedule import items_per_week
-from pipelines.document.checks import RuleFailure
-from pipelines.document.process import document_rows
 from pipelines.document.rows import TableRows, mark_novelty
 from schemas.items import FeedDocument
 from schemas.vocab import Outcome
+
+if TYPE_CHECKING:
+    from pipelines.document.checks import RuleFailure
 
 __all__ = [
     "Answer",
@@ -229,6 +230,8 @@ def job_rows(job: Job, *, encode: bool = False) -> Parsed:
     items marked new when no earlier job saw any, and its items per week. ``encode``: build the
     :data:`ENCODED_TABLES` into Arrow (in a worker; in the crawling process the writer does it)."""
     digest = job.content_hash if job.content_hash is not None else content_digest(job.doc)
+    from pipelines.document.process import document_rows  # here: the crawling process needs it only without workers
+
     rows, failures = document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
     rate = items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], job.doc.fetched_at)
     if not job.known_items:
