@@ -82,7 +82,7 @@ reactor work: reading a response's headers and sniffing its first 4 KB, a fetch 
 the request builder and the earlier jobs' word on each feed, sending each page and feed to a document
 worker and taking its answer back (pickling: about 40 us a page and 100 us a feed), the feed pipeline's
 rows, scheduling and counts, and the start of a crawl (imports, the dataset and the document worker:
-about 1.5 s of CPU more than Scrapy alone). In paired 5,000-site runs on 2026-11-23 shaped was
+a 1-site crawl takes 2.4 s of CPU, the bare spider 1.15 s). In paired 5,000-site runs on 2026-11-23 shaped was
 0.88x bare and ours 0.64x: to reach 0.75x, ours would have to do its own work in less than half of the
 reactor time it takes now. The CPU of the two cores is also shared with the document worker
 and the loopback server: ours spends more CPU per response in all than a 2-core machine gives a 0.75x
@@ -118,7 +118,10 @@ census keeps its own depth, builds each request's meta afresh and sets no `allow
 5,000-site crawls, 3 rounds: 4.53 -> 4.33 ms of crawl-process CPU a response, +4 % rate. And pyarrow no
 longer imports pandas in the crawling process (it did at the dataset's first commit; the document
 workers already refused it): 0.5 s less CPU at every crawl's start and about 35 MiB less peak memory
-(pipelines/dataset/nopandas.py). Next steps: the census's own reactor work listed above, a little
+(pipelines/dataset/nopandas.py). Scrapy's `RemoteControl` is left out of `EXTENSIONS_BASE` (Scrapy
+imports every listed extension, and its module imports aiohttp: 0.25 s), and the crawling process no
+longer imports the parser and the profile checks, which with workers on only the workers run (0.1 s).
+A 1-site crawl now takes 2.15 s, against 3.0 s before these three. Next steps: the census's own reactor work listed above, a little
 each; more cores for the crawl itself is what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
