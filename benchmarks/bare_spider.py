@@ -18,6 +18,13 @@ from typing import Any
 from scrapy import Request, Spider
 from scrapy.crawler import CrawlerProcess
 
+import crawler.settings as project
+
+#: Scrapy's own components that crawler/settings.py turns off (set to None there).
+OFF_SPIDER_MIDDLEWARES = [n for n, v in project.SPIDER_MIDDLEWARES.items() if v is None and n.startswith("scrapy.")]
+#: The same for downloader middlewares, but not those the project replaces with its own (retries, robots.txt).
+OFF_DOWNLOADER_MIDDLEWARES = ["scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"]
+
 
 class BareSpider(Spider):
     """Fetch every URL in a file with Scrapy and do nothing else."""
@@ -46,9 +53,15 @@ def main(argv: list[str] | None = None, spider: type[Spider] = BareSpider) -> in
     args = parser.parse_args(argv)
     settings: dict[str, Any] = {
         "LOG_LEVEL": "WARNING",
-        "TELNETCONSOLE_ENABLED": False,
         "ROBOTSTXT_OBEY": False,
         "AUTOTHROTTLE_ENABLED": False,
+        # The Scrapy components crawler/settings.py turns off because a census never uses them, off here
+        # too, so that the references do not pay for what ours does not.
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+        "EXTENSIONS_BASE": project.EXTENSIONS_BASE,
+        "SPIDER_MIDDLEWARES": {name: None for name in OFF_SPIDER_MIDDLEWARES},
+        "DOWNLOADER_MIDDLEWARES": {name: None for name in OFF_DOWNLOADER_MIDDLEWARES},
     }
     for kv in args.set:
         name, _, value = kv.partition("=")

@@ -10,9 +10,10 @@ over 100 loopback addresses; each site is a home page advertising one feed (~48 
   and the feed's request from each, one item from each feed, nothing read (what Scrapy's machinery for
   the census's items and requests costs, apart from the census's own work).
 
-Both with the project's own concurrency and download settings (``SHARED_SETTINGS``, read from
+All three with the project's own concurrency and download settings (``SHARED_SETTINGS``, read from
 ``crawler/settings.py``, ``CONCURRENT_ITEMS`` included), each a subprocess: wall time, user+sys CPU and peak RSS (``wait4``), responses
-counted by the server. Runs alternate bare/ours so that load from other processes hits both alike.
+counted by the server. Runs alternate bare/ours/shaped so that load from other processes hits them alike; the two
+references also have the Scrapy components off that the project turns off (bare_spider.py).
 
     python benchmarks/bench_crawl.py [--sizes 1000,10000] [--memory-sizes 1000,10000,50000] [--repeats 2]
 """
@@ -35,7 +36,7 @@ import loopweb
 from common import FEEDCENSUS, PYTHON, WORK, Measured, md_table, median, run_measured, tail
 
 HOSTS = 100
-#: Given to both crawlers: the project's own values of Scrapy's concurrency and download limits, and of the
+#: Given to every crawler: the project's own values of Scrapy's concurrency and download limits, and of the
 #: interpreter's thread switch interval (bare_spider.py enables the project's extension for it).
 SHARED_SETTINGS = (
     "CONCURRENT_REQUESTS",
@@ -438,8 +439,9 @@ def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
         )
     return (
         f"Loopback web: sites spread over {HOSTS} addresses (127.0.1.1-127.0.1.{HOSTS}), one port, path prefix per "
-        f"site; 2 requests per site (home page + feed). Settings for both (the project's values): {CONCURRENCY}. Politeness off for "
-        "both. Bare and ours run in back-to-back pairs; the ratio is the median over the pairs, the range in "
+        f"site; 2 requests per site (home page + feed). Settings for all (the project's values): {CONCURRENCY}; the "
+        "references also have off the Scrapy components the project turns off. Politeness off for all. Bare, "
+        "ours (and shaped) run back to back in rounds; a ratio is the median over the rounds, the range in "
         "brackets (runs move with the machine's other load, see the load averages); every run is in the full "
         f"table.{shaped}{what_if}\n\n"
         f"{ratios}\n\n{table}\n"

@@ -82,9 +82,8 @@ reactor work: reading a response's headers and sniffing its first 4 KB, a fetch 
 the request builder and the earlier jobs' word on each feed, sending each page and feed to a document
 worker and taking its answer back (pickling: about 40 us a page and 100 us a feed), the feed pipeline's
 rows, scheduling and counts, and the start of a crawl (imports, the dataset and the document worker:
-a 1-site crawl takes 2.4 s of CPU, the bare spider 1.15 s). In paired 5,000-site runs on 2026-11-23 shaped was
-0.88x bare and ours 0.64x: to reach 0.75x, ours would have to do its own work in less than half of the
-reactor time it takes now. The CPU of the two cores is also shared with the document worker
+a 1-site crawl takes 2.4 s of CPU, the bare spider 1.15 s). With shaped at 0.8-0.9x bare, 0.75x bare
+needs ours / shaped at 0.83-0.94x, up from 0.75-0.85x in the runs of 2026-11-23. The CPU of the two cores is also shared with the document worker
 and the loopback server: ours spends more CPU per response in all than a 2-core machine gives a 0.75x
 rate, so moving work from the reactor to the workers alone cannot reach the target either.
 
@@ -111,7 +110,7 @@ still there): 0.96-1.04x, within the noise. Holding every commit to the end of a
 change the rate either (paired 5,000-site crawls: 14,332 vs 14,687 responses a minute), so the
 commit thread does not hold the reactor back.
 
-Since the last run, in `crawler/settings.py`: Scrapy's `DepthMiddleware` and
+Changes of 2026-11-23 (since the run before), in `crawler/settings.py`: Scrapy's `DepthMiddleware` and
 `MetaCopyDetectionMiddleware` (spider middlewares that wrap every item and request a response yields)
 and its `OffsiteMiddleware` (parses every request's URL, for a spider's `allowed_domains`) are off: the
 census keeps its own depth, builds each request's meta afresh and sets no `allowed_domains`. Paired
@@ -121,7 +120,7 @@ workers already refused it): 0.5 s less CPU at every crawl's start and about 35 
 (pipelines/dataset/nopandas.py). Scrapy's `RemoteControl` is left out of `EXTENSIONS_BASE` (Scrapy
 imports every listed extension, and its module imports aiohttp: 0.25 s), and the crawling process no
 longer imports the parser and the profile checks, which with workers on only the workers run (0.1 s).
-A 1-site crawl now takes 2.15 s, against 3.0 s before these three. Next steps: the census's own reactor work listed above, a little
+A 1-site crawl now takes 2.15 s, against 3.0 s before the last three. Next steps: the census's own reactor work listed above, a little
 each; more cores for the crawl itself is what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in

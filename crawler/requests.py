@@ -9,8 +9,8 @@ priority rule and a context of the same shape.
 
 Priority is breadth-first by the census's own depth (``priority = -depth``),
 the same for requests made in ``start()``, in callbacks, in middlewares and
-by pipelines; Scrapy's ``DEPTH_PRIORITY`` is left at its default (0) so depth
-is not subtracted twice.
+by pipelines. Scrapy's ``DepthMiddleware`` is off (crawler/settings.py), so its
+``DEPTH_PRIORITY`` does not subtract depth a second time.
 """
 
 from __future__ import annotations

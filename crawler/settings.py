@@ -103,7 +103,8 @@ ITEM_PIPELINES = {
     "pipelines.writer.ParquetPipeline": 900,
 }
 # Scrapy default: True (2.19). An HTTP server that runs code inside the crawl process and writes job
-# files to disk; a census job needs neither, like the telnet console below.
+# files to disk; a census job needs neither, like the telnet console below. (The extension is also left
+# out of EXTENSIONS_BASE below, so setting this to True does not turn it on.)
 REMOTE_CONTROL_ENABLED = False
 # Scrapy default: its built-in extensions, RemoteControl among them. Scrapy imports each extension in
 # the list to ask whether it is configured (and each one named in EXTENSIONS, None or not, to normalise
@@ -163,8 +164,9 @@ LOG_LEVEL = "INFO"
 # Scrapy default: "ERROR". A URL that still fails after its retries is data (its fetch_log row
 # says why), not an error of the crawl: logged at INFO, not shown on the terminal by default.
 RETRY_GIVE_UP_LOG_LEVEL = "INFO"
-# DEPTH_PRIORITY stays at Scrapy's default (0): every request already has priority -depth by the
-# census's own depth (crawler/requests.py), breadth-first, which keeps the frontier small and fair.
+# Every request has priority -depth by the census's own depth (crawler/requests.py), breadth-first,
+# which keeps the frontier small and fair. Scrapy's DepthMiddleware is off (SPIDER_MIDDLEWARES), so its
+# settings (DEPTH_PRIORITY, DEPTH_LIMIT, DEPTH_STATS_VERBOSE) are not read.
 # Scrapy defaults: LIFO queues. FIFO makes requests of one priority go in the order they were made.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"

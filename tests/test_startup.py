@@ -47,6 +47,17 @@ def test_a_crawl_starts_without_pandas_or_duckdb() -> None:
     assert {"pandas", "duckdb", "pyarrow.dataset"} & modules == set()
 
 
+def test_a_crawl_starts_without_the_parser_and_the_checks() -> None:
+    """With document workers (the default) only they parse; they import the document code themselves."""
+    modules = imported_by(_CRAWL_IMPORTS)
+    assert "pipelines.feed" in modules and "pipelines.document.pool" in modules  # the feed pipeline was imported
+    assert {
+        "pipelines.document.process",
+        "pipelines.document.feedparse",
+        "pipelines.document.checks",
+    } & modules == set()
+
+
 #: What Scrapy does with the extension list when a crawler starts: it imports every class named in
 #: EXTENSIONS (one set to None too, to normalise the names), then every class left in the list with
 #: EXTENSIONS_BASE (to ask it whether it is configured).

@@ -40,7 +40,8 @@ and writing answers on its stdout, not a ``multiprocessing`` process: the ``spaw
 ``forkserver`` start methods import the caller's main script again in every worker (a script
 without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
 a process that runs threads. Starting one costs the interpreter and the imports of the document
-code and pyarrow (about 0.35 s, while the crawl starts; again only for a worker replaced); pandas,
+code and pyarrow (about 0.35 s, while the crawl starts, before the worker says it is ready; again
+only for a worker replaced); pandas,
 which pyarrow would import too, is refused (pipelines/dataset/nopandas.py). Workers ignore SIGINT
 (the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
@@ -52,6 +53,7 @@ import collections
 import contextlib
 import fcntl
 import hashlib
+import importlib
 import logging
 import os
 import pickle
@@ -613,4 +615,7 @@ def serve() -> None:
     jobs, answers = Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False)
     os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
     refuse_pandas()
+    # The document code before the worker says it is ready: its import (about 0.1 s) is not counted
+    # against the first feed's time limit. The crawling process imports it only when it parses itself.
+    importlib.import_module("pipelines.document.process")
     _serve(jobs, answers)
