@@ -9,6 +9,7 @@ worker imports is checked in a real worker: tests/test_pool.py.)
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -36,9 +37,10 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def imported_by(code: str) -> set[str]:
+@functools.cache  # two tests read what a crawl imports: one interpreter for both
+def imported_by(code: str) -> frozenset[str]:
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    return set(json.loads(out.strip().splitlines()[-1]))
+    return frozenset(json.loads(out.strip().splitlines()[-1]))
 
 
 def test_a_crawl_starts_without_pandas_or_duckdb() -> None:

@@ -41,8 +41,8 @@ and writing answers on its stdout, not a ``multiprocessing`` process: the ``spaw
 without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
 a process that runs threads. Starting one costs the interpreter and the imports of the document
 code and pyarrow (about 0.35 s, while the crawl starts, before the worker says it is ready; again
-only for a worker replaced); pandas,
-which pyarrow would import too, is refused (pipelines/dataset/nopandas.py). Workers ignore SIGINT
+only for a worker replaced); pandas, which pyarrow would import too, is refused
+(pipelines/dataset/nopandas.py). Workers ignore SIGINT
 (the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
 
@@ -231,9 +231,9 @@ def job_rows(job: Job, *, encode: bool = False) -> Parsed:
     """:func:`document_rows` for one job (hashing the body first unless the job says its hash), its
     items marked new when no earlier job saw any, and its items per week. ``encode``: build the
     :data:`ENCODED_TABLES` into Arrow (in a worker; in the crawling process the writer does it)."""
-    digest = job.content_hash if job.content_hash is not None else content_digest(job.doc)
     from pipelines.document.process import document_rows  # here: the crawling process needs it only without workers
 
+    digest = job.content_hash if job.content_hash is not None else content_digest(job.doc)
     rows, failures = document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
     rate = items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], job.doc.fetched_at)
     if not job.known_items:
