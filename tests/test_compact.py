@@ -7,9 +7,11 @@ rows of every table are the same before and after, in fewer files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +239,53 @@ def test_a_newer_schema_is_refused(dataset: Path) -> None:
     assert proc.returncode == 2 and "schema version 2.0 is newer" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def _sixty_small_files(partition: Path) -> None:
+    """A conformance partition of 60 files of 3 rows each."""
+    partition.mkdir(parents=True)
+    schema = arrow_schema("conformance")
+    for i in range(60):
+        rows_ = [{"feed_url": f"f{i}", "rule": "r", "severity": "error", "scope": "item", "count": k} for k in range(3)]
+        pq.write_table(pa.Table.from_pylist(rows_, schema=schema), partition / f"part-{i:06d}-x.parquet")
+
+
+def test_a_reader_that_opened_the_folder_before_the_swap_still_lists_every_old_file(tmp_path: Path) -> None:
+    """Opening a folder and reading its entries are two steps; the swap can fall between them.
+
+    The reader's open folder is the old one after the swap: its files must
+    stay for the grace, not be deleted under the reader. Deleted, the reader
+    lists some or none of them and counts too few rows without an error;
+    kept, it lists them all and fails to open them by name (the partition
+    now holds the new files): the "file not found" of docs/datasets.md.
+    """
+    out = tmp_path / "out"
+    partition = out / "conformance" / "job_id=R"
+    _sixty_small_files(partition)
+    opened = os.scandir(partition)  # opendir now; the entries are read at the first next()
+    done = threading.Event()
+
+    def compact() -> None:
+        compact_dataset(str(out), old_files_grace=2.0)
+        done.set()
+
+    compaction = threading.Thread(target=compact)
+    compaction.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(".parquet" in p.name and "-c" in p.name for p in partition.iterdir()):  # swapped in
+            assert time.monotonic() < deadline, "the compaction never swapped the partition"
+            time.sleep(0.001)
+        with opened:
+            listed = sorted(entry.path for entry in opened if entry.name.endswith(".parquet"))
+        assert len(listed) == 60, f"the reader of the old folder listed {len(listed)} of its 60 files"
+        with pytest.raises(FileNotFoundError):  # by name it reaches the new folder: an error, never rows
+            pq.read_metadata(listed[0])
+        assert not done.is_set(), "the compaction returned before the old files' grace was over"
+    finally:
+        compaction.join()
+    assert done.is_set()
+    assert not list(out.glob(".compact-*")), "the old files outlived the compaction"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the one-step swap needs Linux renameat2")
 def test_a_concurrent_reader_sees_all_old_or_all_new_rows(tmp_path: Path) -> None:
     """Readers listing the partition while it is swapped never count a mix of old and new files."""
@@ -257,18 +306,13 @@ def test_a_concurrent_reader_sees_all_old_or_all_new_rows(tmp_path: Path) -> Non
 
     for _ in range(10):
         shutil.rmtree(out, ignore_errors=True)
-        partition.mkdir(parents=True)
-        for i in range(60):
-            rows_ = [
-                {"feed_url": f"f{i}", "rule": "r", "severity": "error", "scope": "item", "count": k} for k in range(3)
-            ]
-            pq.write_table(pa.Table.from_pylist(rows_, schema=schema), partition / f"part-{i:06d}-x.parquet")
+        _sixty_small_files(partition)
         seen.clear()
         stop.clear()
         thread = threading.Thread(target=reader)
         thread.start()
         try:
-            result = compact_dataset(str(out))
+            result = compact_dataset(str(out), old_files_grace=0.2)
         finally:
             stop.set()
             thread.join()

@@ -25,8 +25,12 @@ Order of operations for one partition (see docs/datasets.md, "Compaction"):
    partition sees either every old file or every new file, never both or
    neither. Where the kernel or file system cannot exchange, two renames
    (partition out, staging in) leave the partition absent for the
-   microseconds between them. Then the old files are deleted with the
-   staging folder. Object stores have no rename: the new files are copied in
+   microseconds between them. The old files, now in the staging folder, are
+   deleted with it ``OLD_FILES_GRACE`` seconds later: a reader that opened
+   the partition folder before the swap and reads its entries after it
+   lists every old file (then fails to open them by name), where deleting
+   at once would let it list some or none and count too few rows.
+   Object stores have no rename: the new files are copied in
    (each copy is atomic), then the old ones deleted, so a listing made in
    between sees both (duplicates) for the time of the copies and deletes.
 7. Once every partition of the run is done, delete the commit markers of the
@@ -47,7 +51,8 @@ import os
 import re
 import secrets
 import sys
-from collections import Counter
+import time
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +69,11 @@ from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, 
 FILE_ROWS = 8 * ROW_GROUP_ROWS
 #: Prefix of the staging folders at the dataset root.
 STAGING_PREFIX = ".compact-"
+#: Seconds the old files of a swapped partition stay whole (in its staging
+#: folder) before they are deleted. A reader that opened the partition folder
+#: just before the swap still reads its listing after it; deleting at once
+#: could show that reader a partition with some or none of its files.
+OLD_FILES_GRACE = 1.0
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -161,12 +171,15 @@ def compact_dataset(
     force: bool = False,
     file_rows: int = FILE_ROWS,
     row_group_rows: int = ROW_GROUP_ROWS,
+    old_files_grace: float = OLD_FILES_GRACE,
 ) -> CompactResult:
     """Compact every partition of ``out`` (or only those of ``job``).
 
     ``force`` also compacts partitions that hold a ``.running`` marker: only
     for a crawl that died without closing, never for one still writing.
-    ``file_rows`` and ``row_group_rows`` size the new files. Raises
+    ``file_rows`` and ``row_group_rows`` size the new files; the old files
+    of a swapped partition are deleted ``old_files_grace`` seconds after its
+    swap (the call returns once they all are). Raises
     CompactError when there is no dataset or no such job, and
     SchemaVersionError for files of a newer schema.
     """
@@ -176,14 +189,21 @@ def compact_dataset(
     jobs_by_table = _jobs_by_table(out, job)
     results = []
     merged: dict[str, set[str]] = {}  # job -> the commits whose files were merged away
-    for table, jobs in jobs_by_table.items():
-        for job_id in jobs:
-            if job is None or job_id == job:
-                result, sources = _compact_partition(fs, root, table, job_id, force, file_rows, row_group_rows)
-                results.append(result)
-                merged.setdefault(job_id, set()).update(_commit_of(name) for name in sources)
-    for job_id, commits in merged.items():
-        _drop_merged_markers(fs, root, job_id, commits)
+    retired = _Retired(fs, old_files_grace)
+    try:
+        for table, jobs in jobs_by_table.items():
+            for job_id in jobs:
+                if job is None or job_id == job:
+                    result, sources = _compact_partition(
+                        fs, root, table, job_id, force, file_rows, row_group_rows, retired
+                    )
+                    results.append(result)
+                    merged.setdefault(job_id, set()).update(_commit_of(name) for name in sources)
+                    retired.delete_expired()
+        for job_id, commits in merged.items():
+            _drop_merged_markers(fs, root, job_id, commits)
+    finally:
+        retired.delete_all()
     leftovers = tuple(
         info.base_name
         for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
@@ -244,14 +264,21 @@ class _Partition:
 
 
 def _compact_partition(
-    fs: pafs.FileSystem, root: str, table: str, job_id: str, force: bool, file_rows: int, group_rows: int
+    fs: pafs.FileSystem,
+    root: str,
+    table: str,
+    job_id: str,
+    force: bool,
+    file_rows: int,
+    group_rows: int,
+    retired: _Retired,
 ) -> tuple[PartitionCompaction, list[str]]:
     """What happened to one partition, and the names of the files merged away (none when it was left alone)."""
     pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
     partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
     why, rows = _reason_to_leave(fs, partition, force, file_rows)
     if why is None:
-        why = _rewrite(fs, root, partition, rows, file_rows, group_rows)
+        why = _rewrite(fs, root, partition, rows, file_rows, group_rows, retired)
     if why is not None:
         return partition.unchanged(why, rows), []
     after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
@@ -280,13 +307,24 @@ def _reason_to_leave(fs: pafs.FileSystem, partition: _Partition, force: bool, fi
 
 
 def _rewrite(
-    fs: pafs.FileSystem, root: str, partition: _Partition, rows: int, file_rows: int, group_rows: int
+    fs: pafs.FileSystem,
+    root: str,
+    partition: _Partition,
+    rows: int,
+    file_rows: int,
+    group_rows: int,
+    retired: _Retired,
 ) -> str | None:
-    """Steps 3 to 6: stage, check, record and swap in the new files; why not, when the partition changed."""
+    """Steps 3 to 6: stage, check, record and swap in the new files; why not, when the partition changed.
+
+    After a swap the staging folder holds the old files; ``retired`` deletes
+    it later. Otherwise it holds only copies and goes at once.
+    """
     token = secrets.token_hex(4)
     staging = f"{root}/{STAGING_PREFIX}{token}"
     new_dir = f"{staging}/new"
     fs.create_dir(new_dir, recursive=True)
+    holds_old_files = False
     try:
         seq = _next_seq(fs, root, partition.job_id, partition.parts)
         name_of = _namer(seq, token)
@@ -298,9 +336,12 @@ def _rewrite(
             )
         if _fingerprint(_snapshot(fs, partition.path)) != _fingerprint(partition.listing):
             return "changed while being compacted (run compact again)"
-        _install(fs, root, partition, written, staging)
+        holds_old_files = _install(fs, root, partition, written, staging)
     finally:
-        fs.delete_dir(staging)
+        if holds_old_files:
+            retired.add(staging)
+        else:
+            fs.delete_dir(staging)
     return None
 
 
@@ -315,8 +356,12 @@ def _namer(seq: int, token: str) -> Callable[[int], str]:
 
 def _install(
     fs: pafs.FileSystem, root: str, partition: _Partition, written: list[tuple[str, int]], staging: str
-) -> None:
-    """Record the staged files as commits and put them in place of the partition's parts."""
+) -> bool:
+    """Record the staged files as commits and put them in place of the partition's parts.
+
+    True when the old files are now in the staging folder (a local swap),
+    False when they are deleted already (object stores).
+    """
     new_dir = f"{staging}/new"
     local = isinstance(fs, pafs.LocalFileSystem)
     if local:
@@ -327,11 +372,12 @@ def _install(
     _record_commits(fs, root, partition.table, partition.job_id, written, [i.base_name for i in partition.parts])
     if local:
         _swap_local(new_dir, partition.path, f"{staging}/old")
-        return
+        return True
     for name, _ in written:
         fs.copy_file(f"{new_dir}/{name}", f"{partition.path}/{name}")
     for info in partition.parts:
         fs.delete_file(info.path)
+    return False
 
 
 def _next_seq(fs: pafs.FileSystem, root: str, job_id: str, parts: list[pafs.FileInfo]) -> int:
@@ -453,6 +499,29 @@ def _drop_merged_markers(fs: pafs.FileSystem, root: str, job_id: str, commits: s
                 gone.discard(_commit_of(info.base_name))
     for commit in sorted(gone):
         fs.delete_file(markers[commit])
+
+
+class _Retired:
+    """Staging folders holding the old files of swapped partitions, deleted ``grace`` seconds after the swap."""
+
+    def __init__(self, fs: pafs.FileSystem, grace: float) -> None:
+        self._fs = fs
+        self._grace = grace
+        self._pending: deque[tuple[float, str]] = deque()  # (when swapped, staging folder), oldest first
+
+    def add(self, staging: str) -> None:
+        self._pending.append((time.monotonic(), staging))
+
+    def delete_expired(self) -> None:
+        while self._pending and time.monotonic() - self._pending[0][0] >= self._grace:
+            self._fs.delete_dir(self._pending.popleft()[1])
+
+    def delete_all(self) -> None:
+        """Wait out the newest swap's grace, then delete every folder left."""
+        if self._pending:
+            time.sleep(max(0.0, self._grace - (time.monotonic() - self._pending[-1][0])))
+        while self._pending:
+            self._fs.delete_dir(self._pending.popleft()[1])
 
 
 def _exchange(a: str, b: str) -> bool:
