@@ -38,7 +38,7 @@ from pipelines.document.process import document_rows
 from pipelines.document.rows import mark_novelty
 from pipelines.feed import parsed_rows
 from schemas.items import FeedDocument
-from schemas.tables import arrow_schema, decode_rows
+from schemas.tables import arrow_schema, decode_rows, encode_rows
 from schemas.vocab import Outcome
 from tests.conftest import read_table, run_cli
 from tests.pool_tasks import Loaded
@@ -120,6 +120,30 @@ def test_the_pool_answers_with_the_rows_the_crawling_process_would_make(corpus: 
     pool = in_pool()(use)
     assert pool.documents == len(files)
     assert pool.replaced == 0
+
+
+def test_encoded_rows_are_the_batch_from_pylist_builds(corpus: Path) -> None:
+    """encode_rows converts rows as one struct array: the same columns, values and types as per column."""
+    feeds = corpus / "benchmark_feeds"
+    if not feeds.is_dir():
+        pytest.skip(f"benchmark feeds not found at {feeds}")
+    files = sorted(p for p in feeds.iterdir() if p.name != "manifest.tsv")
+    compared: dict[str, int] = {}
+    for path in files:
+        rows, _ = document_rows(doc_of(path.read_bytes(), f"http://127.0.0.1/{path.name}"), None, job_id="j")
+        mark_novelty(rows, {})
+        for table, table_rows in rows.rows.items():
+            expected = pa.RecordBatch.from_pylist(table_rows, schema=arrow_schema(table))
+            got = decode_rows(table, encode_rows(table, table_rows))
+            assert got.equals(expected), (path.name, table)
+            compared[table] = compared.get(table, 0) + len(table_rows)
+    assert set(ENCODED_TABLES) <= set(compared), compared
+    assert compared["items"] > 1000, compared
+    # a missing column is null and an unknown key is ignored, as from_pylist does
+    row = {"feed_url": "u", "element": "title", "scope": "channel", "count": 1, "not_a_column": 5}
+    got = decode_rows("element_usage", encode_rows("element_usage", [row]))
+    assert got.equals(pa.RecordBatch.from_pylist([row], schema=arrow_schema("element_usage")))
+    assert got.column("items_with").null_count == 1
 
 
 def test_a_worker_builds_arrow_batches_without_importing_pandas() -> None:
