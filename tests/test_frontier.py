@@ -23,6 +23,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.utils.test import get_crawler
 
+from crawler.cli.crawl import FRONTIER_EXTENSION
 from crawler.frontier import (
     BUSY,
     IDLE,
@@ -454,7 +455,7 @@ def frontier_crawler(tmp_path: Path, server: RedisServer, **settings: Any) -> Cr
         CensusSpider,
         {
             **base,
-            "EXTENSIONS": {**base["EXTENSIONS"], "crawler.frontier.FrontierWorker": 120},
+            "EXTENSIONS": {**base["EXTENSIONS"], FRONTIER_EXTENSION: 120},
             "SCHEDULER": "crawler.frontier.FrontierScheduler",
             "FEEDCENSUS_OUT": str(tmp_path / "out"),
             "FEEDCENSUS_JOB_ID": "j1",
@@ -809,6 +810,7 @@ import json, sys
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 import crawler.settings as project
+from crawler.cli.crawl import FRONTIER_EXTENSION
 from crawler.spiders.census import CensusSpider
 
 frontier, job, worker, out, seeds, delay, concurrency, log = sys.argv[1:9]
@@ -826,6 +828,7 @@ if frontier:
         "SCHEDULER": "crawler.frontier.FrontierScheduler", "FEEDCENSUS_FRONTIER": frontier,
         "FEEDCENSUS_FRONTIER_HEARTBEAT": 0.5, "FEEDCENSUS_FRONTIER_LEASE": 3.0,
     }, priority="cmdline")
+    settings["EXTENSIONS"].set(FRONTIER_EXTENSION, 120, priority="cmdline")
 process = CrawlerProcess(settings)
 crawler = process.create_crawler(CensusSpider)
 process.crawl(crawler, seeds=seeds or None)

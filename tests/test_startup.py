@@ -60,6 +60,13 @@ def test_a_crawl_starts_without_the_parser_and_the_checks() -> None:
     } & modules == set()
 
 
+def test_a_crawl_on_one_machine_does_not_import_the_shared_frontier() -> None:
+    """crawler.frontier imports redis and scrapy_redis (85 ms): only a distributed crawl lists it."""
+    modules = imported_by(_CRAWL_IMPORTS)
+    assert "crawler.spiders.census" in modules
+    assert {"crawler.frontier", "redis", "scrapy_redis"} & modules == set()
+
+
 #: What Scrapy does with the extension list when a crawler starts: it imports every class named in
 #: EXTENSIONS (one set to None too, to normalise the names), then every class left in the list with
 #: EXTENSIONS_BASE (to ask it whether it is configured).

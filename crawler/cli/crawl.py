@@ -169,6 +169,10 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     return settings
 
 
+#: The worker's side of a shared frontier; listed only for a distributed crawl (see crawler/settings.py).
+FRONTIER_EXTENSION = "crawler.frontier.FrontierWorker"
+
+
 def frontier_settings(settings: Any, url: str) -> None:
     """A crawl process on a shared Redis frontier (docs/distributed.md)."""
     from crawler.extensions.workers import new_worker_id
@@ -184,6 +188,7 @@ def frontier_settings(settings: Any, url: str) -> None:
         ("FEEDCENSUS_REFLEXIVE", False),
     ):
         settings.set(name, value, priority="cmdline")
+    settings["EXTENSIONS"].set(FRONTIER_EXTENSION, 120, priority="cmdline")
 
 
 def check_warc_dir(path: str) -> str:

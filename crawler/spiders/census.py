@@ -23,7 +23,6 @@ from crawler.extensions.resume import CrawlJournal
 from crawler.fetch.inputs import one_line, read_inputs
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.urls import check_url
-from crawler.frontier import FrontierWorker
 from crawler.outcomes import classify_failure
 from crawler.requests import context_of, first_url, make_request
 from pipelines.document.sniff import Sniffed, sniff
@@ -36,6 +35,8 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.http import Response
     from twisted.python.failure import Failure
+
+    from crawler.frontier import FrontierWorker
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class CensusSpider(Spider):
             engine: ExecutionEngine | None = self.crawler.engine
         except RuntimeError:  # no engine: start() read outside a crawl (a test listing what it gives)
             engine = None
-        worker = self.crawler.get_extension(FrontierWorker)
+        worker = self._frontier_worker()
         if worker is not None and worker.frontier is not None:
             engine = None  # distributed: not paced
         for out in outputs:
@@ -120,13 +121,24 @@ class CensusSpider(Spider):
                 await self.crawler.signals.wait_for(signals.scheduler_empty)
             yield out
 
+    def _frontier_worker(self) -> FrontierWorker | None:
+        """The shared frontier's extension, on a distributed crawl; None on any other.
+
+        crawler.frontier (which imports redis) is imported only for a distributed crawl.
+        """
+        if not self.crawler.settings.get("FEEDCENSUS_FRONTIER"):
+            return None
+        from crawler.frontier import FrontierWorker
+
+        return self.crawler.get_extension(FrontierWorker)
+
     def started(self, hosts: set[str], count: int, outputs: Iterable[Any]) -> Iterator[Any]:
         """The start of any census: trust the ``hosts`` the ``count`` inputs name, then give ``outputs``.
 
         On a distributed job's frontier the hosts are shared with every worker, and the inputs all
         go into the shared queue before this process takes one (``seeding_started`` .. ``seeded``).
         """
-        frontier = self.crawler.get_extension(FrontierWorker)
+        frontier = self._frontier_worker()
         # A distributed job's workers trust the hosts its inputs name, whichever process read them.
         if frontier is not None:
             self.input_hosts = frontier.input_hosts(hosts, share=bool(count))
