@@ -25,11 +25,13 @@ Order of operations for one partition (see docs/datasets.md, "Compaction"):
    partition sees either every old file or every new file, never both or
    neither. Where the kernel or file system cannot exchange, two renames
    (partition out, staging in) leave the partition absent for the
-   microseconds between them. The old files, now in the staging folder, are
-   deleted with it ``OLD_FILES_GRACE`` seconds later: a reader that opened
-   the partition folder before the swap and reads its entries after it
-   lists every old file (then fails to open them by name), where deleting
-   at once would let it list some or none and count too few rows.
+   microseconds between them. Either way the old files end up in
+   ``<staging>/old``, deleted with the staging folder at least
+   ``OLD_FILES_GRACE`` seconds later: a reader that opened the partition
+   folder before the swap and reads its entries after it lists every old
+   file (then fails to open them by name), where deleting at once would let
+   it list some or none and count too few rows. (``<staging>/partition``
+   names the partition, for a leftover folder.)
    Object stores have no rename: the new files are copied in
    (each copy is atomic), then the old ones deleted, so a listing made in
    between sees both (duplicates) for the time of the copies and deletes.
@@ -46,6 +48,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import json
+import logging
 import math
 import os
 import re
@@ -65,10 +68,14 @@ import pyarrow.parquet as pq
 from pipelines.dataset.store import ROW_GROUP_ROWS, is_running_marker, list_jobs, resolve_root, run_started
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
 
+logger = logging.getLogger(__name__)
+
 #: Rows per compacted file: eight row groups.
 FILE_ROWS = 8 * ROW_GROUP_ROWS
 #: Prefix of the staging folders at the dataset root.
 STAGING_PREFIX = ".compact-"
+#: The file in a staging folder that names its partition (``<table>/job_id=<job>``).
+PARTITION_NOTE = "partition"
 #: Seconds the old files of a swapped partition stay whole (in its staging
 #: folder) before they are deleted. A reader that opened the partition folder
 #: just before the swap still reads its listing after it; deleting at once
@@ -171,15 +178,16 @@ def compact_dataset(
     force: bool = False,
     file_rows: int = FILE_ROWS,
     row_group_rows: int = ROW_GROUP_ROWS,
-    old_files_grace: float = OLD_FILES_GRACE,
+    old_files_grace: float | None = None,
 ) -> CompactResult:
     """Compact every partition of ``out`` (or only those of ``job``).
 
     ``force`` also compacts partitions that hold a ``.running`` marker: only
     for a crawl that died without closing, never for one still writing.
     ``file_rows`` and ``row_group_rows`` size the new files; the old files
-    of a swapped partition are deleted ``old_files_grace`` seconds after its
-    swap (the call returns once they all are). Raises
+    of a swapped partition are deleted at least ``old_files_grace`` seconds
+    (default :data:`OLD_FILES_GRACE`) after its swap, once due after each row
+    group written, and the call returns once they all are. Raises
     CompactError when there is no dataset or no such job, and
     SchemaVersionError for files of a newer schema.
     """
@@ -189,7 +197,7 @@ def compact_dataset(
     jobs_by_table = _jobs_by_table(out, job)
     results = []
     merged: dict[str, set[str]] = {}  # job -> the commits whose files were merged away
-    retired = _Retired(fs, old_files_grace)
+    retired = _Retired(fs, OLD_FILES_GRACE if old_files_grace is None else old_files_grace)
     try:
         for table, jobs in jobs_by_table.items():
             for job_id in jobs:
@@ -202,8 +210,12 @@ def compact_dataset(
                     retired.delete_expired()
         for job_id, commits in merged.items():
             _drop_merged_markers(fs, root, job_id, commits)
-    finally:
+    except KeyboardInterrupt:
+        raise  # no waiting: the old files stay in their staging folders, reported by the next compact
+    except BaseException:
         retired.delete_all()
+        raise
+    retired.delete_all()
     leftovers = tuple(
         info.base_name
         for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
@@ -324,12 +336,16 @@ def _rewrite(
     staging = f"{root}/{STAGING_PREFIX}{token}"
     new_dir = f"{staging}/new"
     fs.create_dir(new_dir, recursive=True)
+    with fs.open_output_stream(f"{staging}/{PARTITION_NOTE}") as note:  # whose files, for a leftover
+        note.write(f"{partition.table}/{PARTITION_KEY}={partition.job_id}\n".encode())
     holds_old_files = False
     try:
         seq = _next_seq(fs, root, partition.job_id, partition.parts)
         name_of = _namer(seq, token)
         sources = [i.path for i in partition.parts]
-        written = _write_compacted(fs, partition.table, sources, new_dir, name_of, file_rows, group_rows)
+        written = _write_compacted(
+            fs, partition.table, sources, new_dir, name_of, file_rows, group_rows, retired.delete_expired
+        )
         if sum(n for _, n in written) != rows:
             raise CompactError(
                 f"{partition.path}: wrote {sum(n for _, n in written)} rows, read {rows}; left untouched"
@@ -340,9 +356,14 @@ def _rewrite(
     finally:
         if holds_old_files:
             retired.add(staging)
-        else:
+        elif not _exists(fs, f"{staging}/old"):  # only copies: the partition is as it was
             fs.delete_dir(staging)
+        # else the fallback's renames failed half-way: the old files stay there (a reported leftover)
     return None
+
+
+def _exists(fs: pafs.FileSystem, path: str) -> bool:
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
 
 
 def _namer(seq: int, token: str) -> Callable[[int], str]:
@@ -397,11 +418,13 @@ def _write_compacted(
     name_of: Callable[[int], str],
     file_rows: int,
     group_rows: int,
+    tick: Callable[[], None],
 ) -> list[tuple[str, int]]:
     """Stream ``paths`` into files of up to ``file_rows`` rows in row groups of ``group_rows``; [(name, rows)].
 
     Memory holds about one row group: batches are buffered until a group is
-    full, and each group is written as one row group.
+    full, and each group is written as one row group. ``tick`` runs after each
+    group (the old files of partitions swapped before are deleted once due).
     """
     schema = arrow_schema(table)
     dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=fs)
@@ -433,6 +456,7 @@ def _write_compacted(
         writer.write_table(group, row_group_size=group_rows)
         in_file += group.num_rows
         written[-1] = (written[-1][0], in_file)
+        tick()
 
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
@@ -502,7 +526,10 @@ def _drop_merged_markers(fs: pafs.FileSystem, root: str, job_id: str, commits: s
 
 
 class _Retired:
-    """Staging folders holding the old files of swapped partitions, deleted ``grace`` seconds after the swap."""
+    """Staging folders holding the old files of swapped partitions, deleted ``grace`` seconds after the swap.
+
+    A folder that cannot be deleted is logged and left (``compact`` reports it as a leftover).
+    """
 
     def __init__(self, fs: pafs.FileSystem, grace: float) -> None:
         self._fs = fs
@@ -514,14 +541,20 @@ class _Retired:
 
     def delete_expired(self) -> None:
         while self._pending and time.monotonic() - self._pending[0][0] >= self._grace:
-            self._fs.delete_dir(self._pending.popleft()[1])
+            self._delete(self._pending.popleft()[1])
 
     def delete_all(self) -> None:
         """Wait out the newest swap's grace, then delete every folder left."""
         if self._pending:
             time.sleep(max(0.0, self._grace - (time.monotonic() - self._pending[-1][0])))
         while self._pending:
-            self._fs.delete_dir(self._pending.popleft()[1])
+            self._delete(self._pending.popleft()[1])
+
+    def _delete(self, staging: str) -> None:
+        try:
+            self._fs.delete_dir(staging)
+        except OSError as exc:
+            logger.warning("could not delete %s (old files of a compacted partition): %s", staging, exc)
 
 
 def _exchange(a: str, b: str) -> bool:
@@ -543,11 +576,18 @@ def _exchange(a: str, b: str) -> bool:
 
 
 def _swap_local(new_dir: str, partition: str, old_dir: str) -> None:
-    """Put ``new_dir`` where ``partition`` is; the old partition ends up inside the staging folder."""
-    if not _exchange(new_dir, partition):
-        os.rename(partition, old_dir)
+    """Put ``new_dir`` where ``partition`` is; the old partition ends up at ``old_dir`` (in the staging folder)."""
+    if _exchange(new_dir, partition):
+        os.rename(new_dir, old_dir)  # the old files, named as in the fallback (a reader's open folder goes along)
+        return
+    os.rename(partition, old_dir)
+    try:
+        os.rename(new_dir, partition)
+    except OSError as exc:
         try:
-            os.rename(new_dir, partition)
-        except OSError:
             os.rename(old_dir, partition)
-            raise
+        except OSError:
+            raise CompactError(
+                f"{partition} is missing: its files are in {old_dir}; move that folder back ({exc})"
+            ) from exc
+        raise
