@@ -135,9 +135,9 @@ EXTENSIONS = {
     "crawler.extensions.workers.WorkerRecord": 520,
     # Where each response's WARC record is (written with --warc, or served by a replay), for the rows.
     "crawler.extensions.archive.ArchiveLocations": 130,
-    # (With --frontier the CLI adds crawler.frontier.FrontierWorker here, at 120: this worker's heartbeat,
-    # leases and the end of the job. Not listed for every crawl: Scrapy imports each listed extension,
-    # and that module imports redis and scrapy_redis, about 85 ms at the start of every crawl.)
+    # (With FEEDCENSUS_FRONTIER the census spider adds crawler.frontier.FrontierWorker here, at 120: this
+    # worker's heartbeat, leases and the end of the job. Not listed for every crawl: Scrapy imports each
+    # listed extension, and that module imports redis and scrapy_redis, 0.1 s at every crawl's start.)
     # FEEDCENSUS_SWITCH_INTERVAL for the life of the engine (crawler/extensions/switching.py).
     "crawler.extensions.switching.SwitchInterval": 530,
 }
@@ -245,8 +245,8 @@ FEEDCENSUS_WORKERS: int | str = "auto"
 FEEDCENSUS_PARSE_TIMEOUT = 60.0
 # Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
 # live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own
-# in-memory scheduler, as always. (The CLI also sets SCHEDULER to crawler.frontier.FrontierScheduler
-# and adds the crawler.frontier.FrontierWorker extension: crawler/cli/crawl.py, frontier_settings.)
+# in-memory scheduler, as always. (Set, it makes the census spider set SCHEDULER to
+# crawler.frontier.FrontierScheduler and add the FrontierWorker extension: CensusSpider.update_settings.)
 FEEDCENSUS_FRONTIER = ""
 # The frontier URL as logged and recorded (credentials removed); set by the CLI.
 FEEDCENSUS_FRONTIER_DISPLAY = ""

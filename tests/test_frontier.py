@@ -21,9 +21,9 @@ import redis
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from crawler.cli.crawl import FRONTIER_EXTENSION
 from crawler.frontier import (
     BUSY,
     IDLE,
@@ -455,8 +455,6 @@ def frontier_crawler(tmp_path: Path, server: RedisServer, **settings: Any) -> Cr
         CensusSpider,
         {
             **base,
-            "EXTENSIONS": {**base["EXTENSIONS"], FRONTIER_EXTENSION: 120},
-            "SCHEDULER": "crawler.frontier.FrontierScheduler",
             "FEEDCENSUS_OUT": str(tmp_path / "out"),
             "FEEDCENSUS_JOB_ID": "j1",
             "FEEDCENSUS_WORKER_ID": "w1",
@@ -672,11 +670,33 @@ def test_a_redis_error_in_the_scheduler_is_one_stat_and_one_log_line(
 
 def test_the_scheduler_needs_the_frontier(tmp_path: Path, redis_server: RedisServer) -> None:
     crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER="")
-    worker = crawler.get_extension(FrontierWorker)
-    assert worker is not None and worker.frontier is None
+    worker = FrontierWorker.from_crawler(crawler)
+    assert worker.frontier is None
     worker.seeded()  # without a frontier: nothing, and no error
     with pytest.raises(FrontierError, match="needs FEEDCENSUS_FRONTIER"):
         FrontierScheduler.from_crawler(crawler)
+
+
+def test_the_frontier_setting_alone_makes_a_distributed_crawl(tmp_path: Path, redis_server: RedisServer) -> None:
+    """However a crawl is started (-s, scrapy crawl), FEEDCENSUS_FRONTIER brings the scheduler and the
+    worker extension; without it neither is there, and crawler.frontier (redis) need not be imported."""
+    shared = frontier_crawler(tmp_path, redis_server)
+    assert shared.settings["SCHEDULER"] == "crawler.frontier.FrontierScheduler"
+    assert shared.settings.getwithbase("EXTENSIONS")["crawler.frontier.FrontierWorker"] == 120
+    alone = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER="")
+    assert alone.settings["SCHEDULER"] != "crawler.frontier.FrontierScheduler"
+    assert "crawler.frontier.FrontierWorker" not in alone.settings.getwithbase("EXTENSIONS")
+    # CrawlerProcess.crawl(crawler) copies the process's settings onto the crawler (the CLI's way):
+    # the extension survives that
+    project = Settings({"FEEDCENSUS_FRONTIER": redis_server.url, "EXTENSIONS": {"pipelines.writer.Dataset": 100}})
+    made = project.copy()
+    CensusSpider.update_settings(made)
+    made.update(project)
+    assert {"crawler.frontier.FrontierWorker", "pipelines.writer.Dataset"} <= set(made.getwithbase("EXTENSIONS"))
+    own = Settings({"FEEDCENSUS_FRONTIER": redis_server.url})
+    own.set("SCHEDULER", "my.Scheduler", priority="cmdline")  # a scheduler given on the command line stays
+    CensusSpider.update_settings(own)
+    assert own["SCHEDULER"] == "my.Scheduler"
 
 
 # --- the worker --------------------------------------------------------------------------------------------
@@ -810,7 +830,6 @@ import json, sys
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 import crawler.settings as project
-from crawler.cli.crawl import FRONTIER_EXTENSION
 from crawler.spiders.census import CensusSpider
 
 frontier, job, worker, out, seeds, delay, concurrency, log = sys.argv[1:9]
@@ -828,7 +847,6 @@ if frontier:
         "SCHEDULER": "crawler.frontier.FrontierScheduler", "FEEDCENSUS_FRONTIER": frontier,
         "FEEDCENSUS_FRONTIER_HEARTBEAT": 0.5, "FEEDCENSUS_FRONTIER_LEASE": 3.0,
     }, priority="cmdline")
-    settings["EXTENSIONS"].set(FRONTIER_EXTENSION, 120, priority="cmdline")
 process = CrawlerProcess(settings)
 crawler = process.create_crawler(CensusSpider)
 process.crawl(crawler, seeds=seeds or None)

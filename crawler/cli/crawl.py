@@ -169,17 +169,13 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     return settings
 
 
-#: The worker's side of a shared frontier; listed only for a distributed crawl (see crawler/settings.py).
-FRONTIER_EXTENSION = "crawler.frontier.FrontierWorker"
-
-
 def frontier_settings(settings: Any, url: str) -> None:
-    """A crawl process on a shared Redis frontier (docs/distributed.md)."""
+    """A crawl process on a shared Redis frontier (docs/distributed.md). The spider adds the frontier's
+    scheduler and extension for any crawl with FEEDCENSUS_FRONTIER (CensusSpider.update_settings)."""
     from crawler.extensions.workers import new_worker_id
     from crawler.frontier import display_url
 
     for name, value in (
-        ("SCHEDULER", "crawler.frontier.FrontierScheduler"),
         ("FEEDCENSUS_FRONTIER", url),
         ("FEEDCENSUS_FRONTIER_DISPLAY", display_url(url)),
         ("FEEDCENSUS_WORKER_ID", new_worker_id()),
@@ -188,7 +184,6 @@ def frontier_settings(settings: Any, url: str) -> None:
         ("FEEDCENSUS_REFLEXIVE", False),
     ):
         settings.set(name, value, priority="cmdline")
-    settings["EXTENSIONS"].set(FRONTIER_EXTENSION, 120, priority="cmdline")
 
 
 def check_warc_dir(path: str) -> str:

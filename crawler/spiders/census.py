@@ -34,11 +34,17 @@ from schemas.vocab import Expect, Outcome, Via
 if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
     from crawler.frontier import FrontierWorker
 
 logger = logging.getLogger(__name__)
+
+#: A distributed crawl's scheduler and worker extension (crawler/frontier.py), added to the settings
+#: only when FEEDCENSUS_FRONTIER is set: that module imports redis and scrapy_redis (0.1 s).
+FRONTIER_SCHEDULER = "crawler.frontier.FrontierScheduler"
+FRONTIER_EXTENSION = "crawler.frontier.FrontierWorker"
 
 #: Feeds reached without a page, whose channel page the reflexive pipeline looks at.
 REFLEXIVE_VIA = frozenset({Via.URL, Via.OPML})
@@ -85,6 +91,17 @@ class CensusSpider(Spider):
         self.seed_lists = list(seed_lists)
         #: Hosts named in the inputs: allowed even when private (see NetworkSafetyMiddleware).
         self.input_hosts: set[str] = set()
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """A crawl with FEEDCENSUS_FRONTIER, however it was started (``--frontier``, ``-s``, ``scrapy
+        crawl``), takes its requests from the shared frontier; a SCHEDULER given on the command line stays."""
+        super().update_settings(settings)
+        if settings.get("FEEDCENSUS_FRONTIER"):
+            settings.set("SCHEDULER", FRONTIER_SCHEDULER, priority="spider")
+            # The whole setting at the spider's priority, not only the new key: CrawlerProcess copies its
+            # own (project) settings onto a crawler made before, which replaces a setting of lower priority.
+            settings.set("EXTENSIONS", {**settings.getdict("EXTENSIONS"), FRONTIER_EXTENSION: 120}, priority="spider")
 
     @property
     def dataset(self) -> Dataset:
