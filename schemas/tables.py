@@ -440,7 +440,7 @@ def encode_rows(table: str, rows: list[dict[str, Any]]) -> Encoded:
     ``pa.array`` call costs about 10 us before its first value).
     """
     rows_array: pa.StructArray = pa.array(rows, type=_row_type(table))  # type: ignore[assignment]  # a struct type gives a StructArray
-    batch = pa.RecordBatch.from_struct_array(rows_array).replace_schema_metadata(arrow_schema(table).metadata)
+    batch = pa.RecordBatch.from_struct_array(rows_array)  # serialized without its schema: decode_rows gives it
     return Encoded(batch.num_rows, batch.serialize().to_pybytes(), schema_digest(table))
 
 
