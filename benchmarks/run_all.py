@@ -83,7 +83,7 @@ the request builder and the earlier jobs' word on each feed, sending each page a
 worker and taking its answer back (pickling: about 40 us a page and 100 us a feed), the feed pipeline's
 rows, scheduling and counts, and the start of a crawl (imports, the dataset and the document worker:
 a 1-site crawl takes 2.4 s of CPU, the bare spider 1.15 s). With shaped at 0.8-0.9x bare, 0.75x bare
-needs ours / shaped at 0.83-0.94x, up from 0.75-0.85x in the runs of 2026-11-23. The CPU of the two cores is also shared with the document worker
+needs ours / shaped at 0.83-0.94x, up from 0.70-0.85x in the runs of 2026-11-23. The CPU of the two cores is also shared with the document worker
 and the loopback server: ours spends more CPU per response in all than a 2-core machine gives a 0.75x
 rate, so moving work from the reactor to the workers alone cannot reach the target either.
 
@@ -120,7 +120,12 @@ workers already refused it): 0.5 s less CPU at every crawl's start and about 35 
 (pipelines/dataset/nopandas.py). Scrapy's `RemoteControl` is left out of `EXTENSIONS_BASE` (Scrapy
 imports every listed extension, and its module imports aiohttp: 0.25 s), and the crawling process no
 longer imports the parser and the profile checks, which with workers on only the workers run (0.1 s).
-A 1-site crawl now takes 2.15 s, against 3.0 s before the last three. Next steps: the census's own reactor work listed above, a little
+A 1-site crawl now takes 2.15 s, against 3.0 s before the last three. Later that day: a crawl on one
+machine no longer imports the shared frontier's module (redis and scrapy_redis, 0.1 s of CPU at every
+start; only `--frontier` lists its extension), and a document worker builds a feed's Arrow rows as one
+struct array instead of one array per column (590 -> 400 us a benchmark feed in the worker). The
+worker's CPU is shared with the reactor on 2 cores, so it counts too, but the rate at 10,000 sites did
+not move beyond the noise (0.65x before and after). Next steps: the census's own reactor work listed above, a little
 each; more cores for the crawl itself is what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
