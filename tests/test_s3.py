@@ -161,8 +161,12 @@ def test_two_workers_of_a_distributed_crawl_write_one_readable_dataset(
             for a in (crawl, work)
         ]
         results = [p.communicate(timeout=180) for p in procs]
-    for proc, (_, err) in zip(procs, results, strict=True):
-        assert proc.returncode == 0, err[-3000:]
+    coordinator, worker = zip(procs, results, strict=True)
+    assert coordinator[0].returncode == 0, coordinator[1][1][-3000:]
+    # The worker exits 1 when every URL it leased failed (README, exit codes): the coordinator often
+    # fetches all of the small demo web first, and on a busy machine leaves the worker its redirect loop.
+    code, err = worker[0].returncode, worker[1][1]
+    assert code == 0 or (code == 1 and "nothing usable was fetched" in err), err[-3000:]
     workers = open_table(out, "workers", "d").to_table().to_pylist()
     assert len(workers) == 2 and all(w["frontier"] and "@" not in w["frontier"] for w in workers)
     log = open_table(out, "fetch_log", "d").to_table()
