@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "crawler.fetch": 2,
     "crawler.archive": 2,
     "crawler.outcomes": 3,
+    "crawler.stats": 3,
     "crawler.requests": 3,
     "crawler.frontier": 3,
     "crawler.spiders": 3,

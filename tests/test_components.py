@@ -29,6 +29,7 @@ from crawler.middlewares.robotslog import RobotsLogMiddleware
 from crawler.outcomes import RefusedRequest
 from crawler.requests import context_of, make_request
 from crawler.spiders.census import CensusSpider
+from crawler.stats import CensusStats
 from pipelines.reflexive import ReflexivePipeline
 from pipelines.writer import Dataset, DatasetError, ParquetPipeline, dataset_of
 from schemas.items import FetchContext, FetchRecord, PageLinks
@@ -272,3 +273,34 @@ def test_the_interval_is_put_back_when_the_last_of_two_engines_stops(tmp_path: P
 def test_a_switch_interval_of_zero_leaves_the_interval_alone(tmp_path: Path) -> None:
     with pytest.raises(NotConfigured):
         SwitchInterval.from_crawler(crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0))
+
+
+# --- the stats collector ---------------------------------------------------------------------------
+
+
+def test_the_crawl_counts_with_the_census_stats_collector(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path)
+    crawler._apply_settings()  # what a crawl does first: it makes the stats collector named by STATS_CLASS
+    stats = crawler.stats
+    assert type(stats) is CensusStats
+    stats.inc_value("a")
+    stats.inc_value("a", 2)
+    stats.inc_value("b", start=10)
+    stats.max_value("hi", 3)
+    stats.max_value("hi", 1)
+    stats.min_value("lo", 3)
+    stats.min_value("lo", 5)
+    stats.set_value("v", "x", spider=None)  # the deprecated argument is still taken, and ignored
+    assert stats.get_stats() == {"a": 3, "b": 11, "hi": 3, "lo": 3, "v": "x"}
+    assert stats.get_value("missing", 7) == 7
+
+
+def test_the_census_stats_collector_skips_scrapys_lookup_on_every_attribute() -> None:
+    """Scrapy 2.19's collector looks each attribute up under a ``_cached_`` name first (crawler/stats.py)."""
+    from scrapy.statscollectors import MemoryStatsCollector
+
+    assert MemoryStatsCollector.__getattribute__ is not object.__getattribute__  # what the class is for
+    assert CensusStats.__getattribute__ is object.__getattribute__
+    stats = CensusStats(get_crawler())
+    stats.inc_value("a")
+    assert not [name for name in vars(stats) if name.startswith("_cached_")]
