@@ -128,9 +128,10 @@ worker's CPU is shared with the reactor on 2 cores, so it counts too, but the ra
 not move beyond the noise (0.65x before and after). Then the stats collector (`STATS_CLASS`,
 crawler/stats.py): Scrapy 2.19's looks every attribute of itself up under a `_cached_` name first, to
 warn about a deprecated argument, which made each `inc_value` cost 4.8 us instead of 0.22 us; the
-project's is the same collector without that. Paired 5,000-site crawls, 3 rounds: ours 3.76 -> 3.46 ms
-of crawl-process CPU a response (+9 % rate); the bare and shaped spiders get the same collector (2.49
--> 2.35 ms for bare), so the ratio gains less (0.63x -> 0.67x in those rounds). The run of
+project's is the same collector without that. A census response makes 17 such calls, a bare
+spider's 11: about 80 and 50 us a response saved. Paired 5,000-site crawls, 3 rounds, measured more,
+within their noise: ours 3.76 -> 3.46 ms of crawl-process CPU a response, bare (given the same
+collector, as is shaped) 2.49 -> 2.35 ms, ours / bare 0.63x -> 0.67x. The run of
 2026-11-23 22:08 (the table above) met a quieter machine: both crawlers ran faster than in the run
 before (at 10,000 sites bare 27,289 a minute against 22,930, ours 16,886 against 14,983), bare more so,
 and ours / bare read 0.62x against 0.65x; runs on this machine move by that much. Tried and dropped, no

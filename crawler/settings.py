@@ -142,8 +142,8 @@ EXTENSIONS = {
     "crawler.extensions.switching.SwitchInterval": 530,
 }
 # Scrapy default: scrapy.statscollectors.MemoryStatsCollector. The same collector without the
-# attribute lookup Scrapy 2.19 added to warn about a deprecated argument: 4.8 -> 0.22 us a call, and a
-# response makes a dozen or more (crawler/stats.py).
+# attribute lookup Scrapy 2.19 added to warn about a deprecated argument: 4.8 -> 0.22 us a call, 17
+# calls a response (crawler/stats.py).
 STATS_CLASS = "crawler.stats.CensusStats"
 # Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
 DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
