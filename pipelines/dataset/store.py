@@ -77,6 +77,7 @@ class Batch:
 def arrow_table(table: str, rows: list[dict[str, Any]], encoded: list[Encoded]) -> pa.Table:
     """Rows of one table as one Arrow table: the dict rows first, then the ones built into Arrow already."""
     schema = arrow_schema(table)
+    # from_pylist, not encode_rows' struct array: for a commit's thousands of rows it is the faster.
     batches = [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
     batches += [decode_rows(table, e) for e in encoded]
     arrow = pa.Table.from_batches(batches, schema=schema)
