@@ -130,3 +130,27 @@ def test_scrapy_crawl_command_works_with_spider_arguments(tmp_path: Path, demo_s
     assert proc.returncode == 0, proc.stderr[-2000:]
     feeds = read_table(out, "feeds").to_pylist()
     assert {f["url"].rsplit("/", 1)[1] for f in feeds} == {"feed.xml", "atom.xml"}
+
+
+def test_usable_inputs_named_ones_reported_and_the_inputs_handed_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from crawler.cli.crawl import check_usable
+    from crawler.cli.errors import CliError
+
+    seeds = tmp_path / "seeds.txt"
+    long_url = "http://site.example/" + "x" * 100
+    seeds.write_text(f"http://site.example/\n{long_url}\n", encoding="utf-8")
+    args = argparse.Namespace(seeds=[str(seeds)], opml=[], url=["ftp://named.example/feed"])
+    inputs = check_usable(args, 60)
+    # One usable input is enough to start; a URL given on the command line that cannot be fetched is
+    # still named (the seeds file's too-long line is the crawl's to record, not reported here).
+    assert capsys.readouterr().err.splitlines() == [
+        "feedcensus crawl: skipping ftp://named.example/feed: only http and https are fetched, not ftp:"
+    ]
+    assert [u for u, _ in inputs.requests] == ["http://site.example/", long_url, "ftp://named.example/feed"]
+    seeds.write_text(f"{long_url}\n{long_url}2\n", encoding="utf-8")
+    with pytest.raises(CliError, match=r"nothing to crawl: http://site\.example/x+: URL longer than 60 .*\(and 2 more"):
+        check_usable(args, 60)

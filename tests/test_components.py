@@ -23,6 +23,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler.extensions.resume import JOURNAL_FILE, CrawlJournal, ResumeDupeFilter, read_journal
 from crawler.extensions.switching import SwitchInterval
+from crawler.fetch.inputs import read_inputs
 from crawler.middlewares.autodiscovery import AutodiscoveryMiddleware
 from crawler.middlewares.netsafety import NetworkSafetyMiddleware
 from crawler.middlewares.robotslog import RobotsLogMiddleware
@@ -136,6 +137,23 @@ def test_start_yields_requests_for_inputs_and_records_for_bad_ones(tmp_path: Pat
     ]
     assert sorted(r.outcome for r in records) == ["input_error", "input_error", "unsupported_scheme"]
     assert spider.input_hosts == {"site.example"}  # hosts of URLs that can be requested
+
+
+def test_start_uses_the_inputs_it_is_given_and_does_not_read_them_again(tmp_path: Path) -> None:
+    # `feedcensus crawl` reads the inputs to refuse a crawl with none usable, then gives them to the spider.
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://site.example/\n", encoding="utf-8")
+    given = read_inputs([str(seeds)], [], [])
+    seeds.write_text("http://other.example/\n", encoding="utf-8")  # a second read would see this
+    crawler = crawler_for(tmp_path)
+    spider = crawler._create_spider(seeds=str(seeds), inputs=given)
+    crawler.spider = spider
+
+    async def collect() -> list[Any]:
+        return [o async for o in spider.start()]
+
+    assert [o.url for o in asyncio.run(collect())] == ["http://site.example/"]
+    assert spider.input_hosts == {"site.example"} and spider.inputs is None  # not held past start()
 
 
 # --- the autodiscovery middleware -------------------------------------------------------

@@ -131,3 +131,56 @@ def test_seed_problems_use_the_crawls_url_messages(line: str) -> None:
     _, problems = read_seeds(line)
     refusal = check_url(line)
     assert refusal is not None and [p.reason for p in problems] == [refusal.reason]
+
+
+def _reference_reason(line: str) -> str | None:
+    """The character rules as written for any line (the slow path), for comparing with the ASCII fast path."""
+    import unicodedata
+
+    for char in line:
+        if unicodedata.category(char) in ("Cc", "Cf"):
+            return f"control character U+{ord(char):04X}"
+    if any(char.isspace() for char in line):
+        return "whitespace inside the URL"
+    return None
+
+
+def test_ascii_lines_get_the_same_character_verdicts_as_any_line() -> None:
+    # Every ASCII character, at the start, middle and end of a URL: the fast path names the same
+    # first control character, or the same white space, as the character-by-character rules.
+    for code in range(128):
+        if chr(code) in "\n\r":  # they end the line
+            continue
+        for line in (
+            f"{chr(code)}http://a.example/",
+            f"http://a{chr(code)}b.example/",
+            f"http://a.example/{chr(code)}",
+        ):
+            _, problems = read_seeds(line + "\n")
+            expected = _reference_reason(line.strip())
+            if expected is not None and line.strip() == line:
+                assert [p.reason for p in problems] == [expected], repr(line)
+    # Two control characters: the first one is named.
+    assert [p.reason for p in read_seeds("http://a\x7fb\x01.example/")[1]] == ["control character U+007F"]
+
+
+def test_ipv4_hosts_are_told_as_python_tells_them() -> None:
+    import ipaddress
+    import itertools
+
+    from crawler.fetch.seeds import _IPV4
+
+    octets = ["0", "00", "01", "9", "10", "99", "100", "199", "200", "249", "250", "255", "256", "2555", "", "1a"]
+    for parts in itertools.chain(itertools.product(octets, repeat=4), itertools.product(octets[:6], repeat=3)):
+        host = ".".join(parts)
+        try:
+            ipaddress.IPv4Address(host)
+            is_ip = True
+        except ValueError:
+            is_ip = False
+        assert bool(_IPV4.fullmatch(host)) == is_ip, host
+    assert read_seeds("http://10.0.0.1/\nhttp://[::1]/\nhttp://01.2.3.4/\n")[0] == [
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "http://01.2.3.4/",  # not an IP to Python: a name with dots, accepted as before
+    ]

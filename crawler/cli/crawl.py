@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.cli.errors import (
     EXIT_DATASET,
@@ -36,6 +36,9 @@ from crawler.cli.errors import (
     EXIT_USAGE,
     fail,
 )
+
+if TYPE_CHECKING:
+    from crawler.fetch.inputs import Inputs
 
 #: Crawl flags and the setting each one sets.
 FLAG_SETTINGS: dict[str, tuple[str, bool]] = {
@@ -280,34 +283,39 @@ def checked_settings(args: argparse.Namespace) -> Any:
     return settings
 
 
-def check_inputs(args: argparse.Namespace, settings: Any) -> None:
-    """Refuse, before crawling, what cannot run: no output, no input, unreadable files, no usable input."""
+def check_inputs(args: argparse.Namespace, settings: Any) -> Inputs:
+    """Refuse, before crawling, what cannot run: no output, no input, unreadable files, no usable input;
+    the inputs as read (the crawl's spider is given them, not reading them again)."""
     if not args.out:
         raise fail("--out is required")
     if not (args.seeds or args.opml or args.url):
         raise fail("nothing to crawl: give --seeds FILE, --opml FILE_OR_URL or --url URL")
-    check_given_inputs(args, settings)
+    return check_given_inputs(args, settings)
 
 
-def check_given_inputs(args: argparse.Namespace, settings: Any) -> None:
-    """Refuse inputs given on the command line that cannot run: unreadable files, no usable URL."""
+def check_given_inputs(args: argparse.Namespace, settings: Any) -> Inputs:
+    """Refuse inputs given on the command line that cannot run: unreadable files, no usable URL; the inputs read."""
     for path in args.seeds or []:
         check_seeds_file(path)
     for item in args.opml or []:
         if is_local_opml(item):
             check_local_opml(item.removeprefix("file://"))
-    check_usable(args, settings.getint("FEEDCENSUS_MAX_URL_LENGTH"))
+    return check_usable(args, settings.getint("FEEDCENSUS_MAX_URL_LENGTH"))
 
 
-def check_usable(args: argparse.Namespace, max_url_length: int) -> None:
-    """Exit 2 when no input can be fetched at all; a line for each unusable one given on the command line."""
+def check_usable(args: argparse.Namespace, max_url_length: int) -> Inputs:
+    """Exit 2 when no input can be fetched at all; a line for each unusable one given on the command line;
+    the inputs read."""
     from crawler.fetch.inputs import read_inputs
     from crawler.fetch.urls import check_url
 
     inputs = read_inputs(args.seeds or [], args.opml or [], args.url or [])
     usable = len(inputs.local_opml)
     unusable = [(rec.url, rec.error or str(rec.outcome)) for rec in inputs.problems]
+    named = {*(args.url or []), *(args.opml or [])}
     for url, _ in inputs.requests:
+        if usable and url not in named:
+            continue  # one usable input is enough to start; the spider judges the rest as it requests them
         refusal = check_url(url, max_url_length)
         if refusal is None:
             usable += 1
@@ -319,10 +327,10 @@ def check_usable(args: argparse.Namespace, max_url_length: int) -> None:
         url, reason = unusable[0]
         more = f" (and {len(unusable) - 1} more unusable inputs)" if len(unusable) > 1 else ""
         raise fail(f"nothing to crawl: {url}: {reason}{scheme_hint(url)}{more}")
-    named = {*(args.url or []), *(args.opml or [])}
     for url, reason in unusable:
         if url in named:
             print(f"feedcensus crawl: skipping {url}: {reason}{scheme_hint(url)}", file=sys.stderr)
+    return inputs
 
 
 # --- resume ----------------------------------------------------------------------------------
@@ -757,7 +765,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             "--resume and --frontier: a distributed job's state is its frontier; run `feedcensus worker` to go on"
         )
     new_state = resume_args(args) if args.resume else None
-    check_inputs(args, settings)
+    inputs = check_inputs(args, settings)
     if new_state is not None:
         from crawler.extensions.resume import write_state
 
@@ -765,7 +773,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     settings = crawl_settings(args, settings)
     if args.frontier:
         start_frontier(args.frontier, settings)
-    result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [])
+    result = crawl(args, settings, seeds=args.seeds or [], opml=args.opml or [], urls=args.url or [], inputs=inputs)
     return report_end(result, args, settings, "crawl")
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.seeds import SeedProblem, read_seeds, read_seeds_file
-from crawler.fetch.urls import check_url
+from crawler.fetch.urls import requestable_host
 from schemas.items import FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
 
@@ -25,10 +24,6 @@ def one_line(text: object, limit: int = 300) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def _host(url: str) -> str | None:
-    return urlsplit(url).hostname if check_url(url) is None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,5 +114,5 @@ def read_inputs(
         _read_opml(item, inputs)
     url_ctx = FetchContext(via=Via.URL, source="input", depth=0, kind=Expect.ANY)
     inputs.requests.extend((u, url_ctx) for u in urls)
-    inputs.hosts = {host.lower() for u in _named_urls(inputs) if (host := _host(u))}
+    inputs.hosts = {host.lower() for u in _named_urls(inputs) if (host := requestable_host(u))}
     return inputs

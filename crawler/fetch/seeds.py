@@ -44,6 +44,11 @@ _SHOWN_CHARS = 100
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 _HOST_PORT = re.compile(r"^[^/:?#]+:\d+(?:[/?#]|$)")  # 'example.com:8080/x' has no scheme
 _COMMENT = re.compile(r"(?:^|\s)#")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+#: What ipaddress.ip_address takes as IPv4: four decimal octets, no leading zeros.
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+#: The ASCII control characters (Unicode category Cc; no ASCII character is in Cf).
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BAD_HOST_CHARS = re.compile(r"[\s<>\"{}|\\^`%,;'()*!$&=+~]")
 
 
@@ -100,13 +105,20 @@ def read_seeds_file(path: str | os.PathLike[str]) -> tuple[list[str], list[SeedP
 
 def _check(line: str) -> tuple[str | None, str]:
     """The normalised URL, or None and the reason it is refused."""
-    for char in line:
-        if unicodedata.category(char) in ("Cc", "Cf"):
-            return None, f"control character U+{ord(char):04X}"
-    if "\ufffd" in line:
-        return None, "undecodable bytes (U+FFFD) in the line"
-    if any(char.isspace() for char in line):
-        return None, "whitespace inside the URL"
+    if line.isascii():  # nearly every line: one regex search instead of a Python loop over its characters
+        control = _ASCII_CONTROL.search(line)
+        if control is not None:
+            return None, f"control character U+{ord(control.group()):04X}"
+        if " " in line:  # the only ASCII white space that is not a control character
+            return None, "whitespace inside the URL"
+    else:
+        for char in line:
+            if unicodedata.category(char) in ("Cc", "Cf"):
+                return None, f"control character U+{ord(char):04X}"
+        if "\ufffd" in line:
+            return None, "undecodable bytes (U+FFFD) in the line"
+        if any(char.isspace() for char in line):
+            return None, "whitespace inside the URL"
     scheme_match = _SCHEME.match(line)
     if line.startswith("//"):
         line = "http:" + line
@@ -140,11 +152,14 @@ def _check(line: str) -> tuple[str | None, str]:
 def _host_problem(host: str) -> str | None:
     if host == "localhost":
         return None
-    try:
-        ipaddress.ip_address(host)
+    if _IPV4.fullmatch(host):
         return None
-    except ValueError:
-        pass
+    if ":" in host:  # an IPv6 literal (urlsplit took its brackets off)
+        try:
+            ipaddress.ip_address(host)
+            return None
+        except ValueError:
+            pass
     if _BAD_HOST_CHARS.search(host):
         return f"invalid host '{_shorten(host)}'"
     if "." not in host.strip("."):

@@ -35,6 +35,7 @@ __all__ = [
     "check_url",
     "not_a_url",
     "refusal",
+    "requestable_host",
     "too_long",
     "url_faults",
 ]
@@ -109,17 +110,28 @@ def not_a_url(error: ValueError) -> Refusal:
 
 def check_url(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> Refusal | None:
     """A :class:`Refusal` when ``url`` cannot be requested at all; None when it can."""
+    return _checked(url, max_length)[0]
+
+
+def requestable_host(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str | None:
+    """The host of ``url`` (lower-cased) when it can be requested; None when :func:`check_url` refuses it."""
+    problem, host = _checked(url, max_length)
+    return host if problem is None else None
+
+
+def _checked(url: str, max_length: int) -> tuple[Refusal | None, str | None]:
+    """check_url's answer and the URL's host (the URL split once for both)."""
     if not isinstance(url, str):
-        return Refusal(Outcome.INVALID_URL, "URL is not a string")
+        return Refusal(Outcome.INVALID_URL, "URL is not a string"), None
     if too_long(len(url), max_length):  # before splitting: a huge URL costs nothing
-        return refusal(UrlFault.TOO_LONG, length=len(url), max_length=max_length)
+        return refusal(UrlFault.TOO_LONG, length=len(url), max_length=max_length), None
     try:
         parts = urlsplit(url)
         host = parts.hostname
     except ValueError as exc:
-        return not_a_url(exc)
+        return not_a_url(exc), None
     faults = url_faults(parts.scheme, host, len(url), max_length)
-    return refusal(faults[0], scheme=parts.scheme) if faults else None
+    return (refusal(faults[0], scheme=parts.scheme) if faults else None), host
 
 
 def _too_long_message(_scheme: str, length: int, max_length: int) -> str:
