@@ -145,6 +145,9 @@ EXTENSIONS = {
 # attribute lookup Scrapy 2.19 added to warn about a deprecated argument: 4.8 -> 0.22 us a call, 17
 # calls a response (crawler/stats.py).
 STATS_CLASS = "crawler.stats.CensusStats"
+# Scrapy default: scrapy.utils.request.RequestFingerprinter. The same fingerprints, 57 -> 4 us a
+# request for a URL that is canonical already (crawler/fingerprint.py).
+REQUEST_FINGERPRINTER_CLASS = "crawler.fingerprint.CensusFingerprinter"
 # Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
 DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
 

@@ -322,3 +322,45 @@ def test_the_census_stats_collector_skips_scrapys_lookup_on_every_attribute() ->
     stats = CensusStats(get_crawler())
     stats.inc_value("a")
     assert not [name for name in vars(stats) if name.startswith("_cached_")]
+
+
+# --- the request fingerprinter ---------------------------------------------------------------------
+
+
+def test_the_crawl_fingerprints_requests_as_scrapy_does(tmp_path: Path) -> None:
+    """Same bytes as Scrapy's fingerprint for every request: canonical URLs (the fast path) and the rest."""
+    import random
+
+    from scrapy.utils.request import fingerprint
+
+    from crawler.fingerprint import _CANONICAL, CensusFingerprinter
+
+    crawler = crawler_for(tmp_path)
+    crawler._apply_settings()
+    assert type(crawler.request_fingerprinter) is CensusFingerprinter
+    rng = random.Random(7)
+    pieces = ["a", "Z", "0", "-", ".", "..", "_", "~", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";", "=", ":"]
+    pieces += ["@", "%41", "%7e", "%zz", "[", "]", "|", " ", '"', "\\", "é", "/", "//", "/./", "/../", "?", "#"]
+    hosts = ["site.example", "Site.Example", "127.0.1.1:37399", "a.example:80", "xn--nxasmq6b.example", "a.example:"]
+    urls = [
+        "http://127.0.1.1:37399/s0/",
+        "https://a.example/feed.xml",
+        "http://a.example/x?b=2&a=1",
+        "http://a.example/x#top",
+        "http://a.example/.well-known/feed",
+        "http://a.example/a/../b",
+        "http://a.example",
+    ]
+    for _ in range(3000):
+        path = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        urls.append(f"{rng.choice(['http', 'https', 'HTTP'])}://{rng.choice(hosts)}/{path}")
+    fast = 0
+    for url in urls:
+        for request in (
+            Request(url),
+            Request(url, method="POST", body=b"x=1"),
+            Request(url, meta={"verbatim_url": True}),
+        ):
+            assert crawler.request_fingerprinter.fingerprint(request) == fingerprint(request), url
+        fast += _CANONICAL.fullmatch(Request(url).url) is not None
+    assert 300 < fast < len(urls)  # both paths were taken
