@@ -184,3 +184,14 @@ def test_ipv4_hosts_are_told_as_python_tells_them() -> None:
         "http://[::1]/",
         "http://01.2.3.4/",  # not an IP to Python: a name with dots, accepted as before
     ]
+
+
+def test_hosts_read_with_the_seeds_are_the_hosts_of_the_urls_the_crawl_can_request() -> None:
+    from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, requestable_host
+
+    hosts: set[str] = set()
+    too_long = "http://long.example/" + "x" * (8 * 1024 - 16)  # within a line's 8 KB, over the URL limit with 'http://'
+    seeds, _ = read_seeds(SEEDS + "http://user:pw@Mixed.Example:8080/a\n" + too_long[len("http://") :] + "\n", hosts)
+    assert len(seeds[-1]) > DEFAULT_MAX_URL_LENGTH
+    assert hosts == {h for u in seeds if (h := requestable_host(u))}
+    assert "long.example" not in hosts and {"mixed.example", "::1", "127.0.0.1"} <= hosts

@@ -57,9 +57,9 @@ def _input_error(url: str, error: str, source: str, via: Via) -> FetchRecord:
     return FetchRecord(url=url, outcome=Outcome.INPUT_ERROR, error=error, source=source, discovered_via=via, depth=0)
 
 
-def _read_seeds(path: str, inputs: Inputs) -> None:
+def _read_seeds(path: str, inputs: Inputs, hosts: set[str]) -> None:
     try:
-        urls, problems = read_seeds_file(path)
+        urls, problems = read_seeds_file(path, hosts)
     except OSError as exc:
         inputs.problems.append(_input_error(path, one_line(f"cannot read seeds file: {exc}"), path, Via.SEED))
         return
@@ -87,8 +87,9 @@ def _read_opml(item: str, inputs: Inputs) -> None:
     inputs.local_opml.append(LocalOpml(str(path), parse_opml(body, path.resolve().as_uri())))
 
 
-def _named_urls(inputs: Inputs) -> Iterator[str]:
-    yield from (u for u, _ in inputs.requests)
+def _named_urls(inputs: Inputs, first: int) -> Iterator[str]:
+    """The URLs the inputs name from request ``first`` on (the seeds before it told their hosts as read)."""
+    yield from (u for u, _ in inputs.requests[first:])
     for local in inputs.local_opml:
         for outline in local.document.outlines:
             yield from (u for u in (outline.xml_url, outline.html_url) if u)
@@ -106,13 +107,15 @@ def read_inputs(
     a crawl's seeds again when the file is gone): checked as a seeds file's lines are.
     """
     inputs = Inputs()
+    seed_hosts: set[str] = set()
     for path in seed_files:
-        _read_seeds(path, inputs)
+        _read_seeds(path, inputs, seed_hosts)
     for name, lines in seed_lists:
-        _add_seeds(name, read_seeds("\n".join(lines)), inputs)
+        _add_seeds(name, read_seeds("\n".join(lines), seed_hosts), inputs)
+    seeds = len(inputs.requests)
     for item in opml_inputs:
         _read_opml(item, inputs)
     url_ctx = FetchContext(via=Via.URL, source="input", depth=0, kind=Expect.ANY)
     inputs.requests.extend((u, url_ctx) for u in urls)
-    inputs.hosts = {host.lower() for u in _named_urls(inputs) if (host := requestable_host(u))}
+    inputs.hosts = seed_hosts | {host.lower() for u in _named_urls(inputs, seeds) if (host := requestable_host(u))}
     return inputs

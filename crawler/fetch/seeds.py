@@ -34,7 +34,7 @@ import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from crawler.fetch.urls import FETCHED_SCHEMES, UrlFault, not_a_url, refusal
+from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, FETCHED_SCHEMES, UrlFault, not_a_url, refusal, too_long
 
 __all__ = ["SeedProblem", "read_seeds", "read_seeds_file"]
 
@@ -61,8 +61,12 @@ class SeedProblem:
     reason: str
 
 
-def read_seeds(text: str) -> tuple[list[str], list[SeedProblem]]:
-    """Return the seed URLs in file order (duplicates dropped) and the problems found."""
+def read_seeds(text: str, hosts: set[str] | None = None) -> tuple[list[str], list[SeedProblem]]:
+    """Return the seed URLs in file order (duplicates dropped) and the problems found.
+
+    ``hosts``: the host of every seed returned that the crawl can request (not longer than
+    ``DEFAULT_MAX_URL_LENGTH``) is added to it, as read while checking the line (not split again).
+    """
     if text.startswith("\ufeff"):
         text = text[1:]
     seeds: list[str] = []
@@ -79,7 +83,7 @@ def read_seeds(text: str) -> tuple[list[str], list[SeedProblem]]:
         line = line.strip()
         if not line:
             continue
-        url, reason = _check(line)
+        url, reason, host = _check(line)
         if url is None:
             problems.append(SeedProblem(number, _shorten(line), reason))
             continue
@@ -89,36 +93,39 @@ def read_seeds(text: str) -> tuple[list[str], list[SeedProblem]]:
             continue
         first_line[key] = number
         seeds.append(url)
+        if hosts is not None and not too_long(len(url), DEFAULT_MAX_URL_LENGTH):
+            hosts.add(host)
     return seeds, problems
 
 
-def read_seeds_file(path: str | os.PathLike[str]) -> tuple[list[str], list[SeedProblem]]:
-    """Read a seeds file (UTF-8, BOM allowed; undecodable bytes replaced); OSError propagates."""
+def read_seeds_file(path: str | os.PathLike[str], hosts: set[str] | None = None) -> tuple[list[str], list[SeedProblem]]:
+    """Read a seeds file (UTF-8, BOM allowed; undecodable bytes replaced); OSError propagates. ``hosts``: as
+    :func:`read_seeds`."""
     with open(path, "rb") as handle:
         data = handle.read()
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", "replace")
     else:
         text = data.decode("utf-8-sig", "replace")
-    return read_seeds(text)
+    return read_seeds(text, hosts)
 
 
-def _check(line: str) -> tuple[str | None, str]:
-    """The normalised URL, or None and the reason it is refused."""
+def _check(line: str) -> tuple[str | None, str, str]:
+    """The normalised URL, or None and the reason it is refused; and the URL's host (lower-cased)."""
     if line.isascii():  # nearly every line: one regex search instead of a Python loop over its characters
         control = _ASCII_CONTROL.search(line)
         if control is not None:
-            return None, f"control character U+{ord(control.group()):04X}"
+            return None, f"control character U+{ord(control.group()):04X}", ""
         if " " in line:  # the only ASCII white space that is not a control character
-            return None, "whitespace inside the URL"
+            return None, "whitespace inside the URL", ""
     else:
         for char in line:
             if unicodedata.category(char) in ("Cc", "Cf"):
-                return None, f"control character U+{ord(char):04X}"
+                return None, f"control character U+{ord(char):04X}", ""
         if "\ufffd" in line:
-            return None, "undecodable bytes (U+FFFD) in the line"
+            return None, "undecodable bytes (U+FFFD) in the line", ""
         if any(char.isspace() for char in line):
-            return None, "whitespace inside the URL"
+            return None, "whitespace inside the URL", ""
     scheme_match = _SCHEME.match(line)
     if line.startswith("//"):
         line = "http:" + line
@@ -127,26 +134,26 @@ def _check(line: str) -> tuple[str | None, str]:
     else:
         scheme = scheme_match.group(1).lower()
         if scheme not in FETCHED_SCHEMES:
-            return None, refusal(UrlFault.UNSUPPORTED_SCHEME, scheme=scheme).reason
+            return None, refusal(UrlFault.UNSUPPORTED_SCHEME, scheme=scheme).reason, ""
         if not line[len(scheme) + 1 :].startswith("//"):
-            return None, "no '//' after the scheme"
+            return None, "no '//' after the scheme", ""
     try:
         parts = urlsplit(line)
         port = parts.port
     except ValueError as exc:
-        return None, not_a_url(exc).reason
+        return None, not_a_url(exc).reason, ""
     host = parts.hostname
     if not host:
-        return None, refusal(UrlFault.NO_HOST).reason
+        return None, refusal(UrlFault.NO_HOST).reason, ""
     reason = _host_problem(host)
     if reason:
-        return None, reason
+        return None, reason, ""
     if port == 0:
-        return None, "invalid port 0"
+        return None, "invalid port 0", ""
     netloc = parts.netloc
     at = netloc.rfind("@") + 1
     netloc = netloc[:at] + netloc[at:].lower()
-    return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, parts.fragment)), ""
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, parts.fragment)), "", host
 
 
 def _host_problem(host: str) -> str | None:
