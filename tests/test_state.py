@@ -151,6 +151,27 @@ def test_the_latest_job_and_within_it_the_latest_fetch_give_the_state(three_jobs
         assert index.feed("http://nowhere.example/") is None
 
 
+def test_a_feeds_state_is_looked_up_once_and_the_oldest_forgotten(
+    three_jobs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crawl asks for a feed's state at its request and again at its response: the second answer is
+    the first one, not new queries; only the last few thousand URLs are kept."""
+    import pipelines.dataset.state as state_module
+
+    monkeypatch.setattr(state_module, "_REMEMBERED_STATES", 2)
+    with StateIndex.open(str(three_jobs)) as index:
+        first = index.feed(FEED)
+        assert first is not None and index.feed(FEED) is first
+        assert index.feed("http://nowhere.example/") is None and list(index._states) == [
+            FEED,
+            "http://nowhere.example/",
+        ]
+        index.feed(OTHER)  # a third URL: the oldest goes
+        assert list(index._states) == ["http://nowhere.example/", OTHER]
+        again = index.feed(FEED)  # looked up anew, the same state
+        assert again is not first and again == first
+
+
 def test_within_a_job_the_later_fetched_at_wins(three_jobs: Path) -> None:
     with StateIndex.open(str(three_jobs), exclude_job="C") as index:
         state = state_of(index, FEED)

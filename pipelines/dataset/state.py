@@ -47,6 +47,7 @@ Staleness
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -157,6 +158,17 @@ _DATES = (
 
 #: The overlay (``tail``) answers before the shared index (``main``): its jobs are all later.
 _DBS = ("tail", "main")
+
+#: Feed states a :class:`StateIndex` keeps once looked up: a crawl asks for a feed's state when it
+#: requests the feed and again when the response comes (a few hundred URLs later at most, as the
+#: spider keeps the scheduler near empty), and each lookup is several queries (about 175 us).
+_REMEMBERED_STATES = 4096
+
+
+@functools.cache
+def _in(sql: str, db: str) -> str:
+    """``sql`` (with ``{db}``) for the database ``db``, formatted once."""
+    return sql.format(db=db)
 
 
 @dataclass(frozen=True, slots=True)
@@ -599,6 +611,10 @@ class StateIndex:
         self.overlay_jobs = overlay_jobs
         self.path = base.path
         self.closed = False
+        #: The databases that can answer: the overlay only when some job is still being written.
+        self._dbs = _DBS if overlay_jobs else ("main",)
+        #: url -> its state (or None), for the last _REMEMBERED_STATES URLs looked up; the jobs read do not change.
+        self._states: dict[str, FeedState | None] = {}
 
     @classmethod
     def open(cls, out: str, *, exclude_job: str | None = None, path: str | None = None) -> StateIndex:
@@ -634,8 +650,8 @@ class StateIndex:
 
     def _first(self, sql: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]] | None:
         """The first of the overlay and the shared index to answer ``sql`` (with ``{db}``), and its row."""
-        for db in _DBS:
-            found = self._conn.execute(sql.format(db=db), params).fetchone()
+        for db in self._dbs:
+            found = self._conn.execute(_in(sql, db), params).fetchone()
             if found is not None:
                 return db, found
         return None
@@ -643,7 +659,13 @@ class StateIndex:
     def feed(self, url: str) -> FeedState | None:
         """The state of one feed URL; None when no job read has a usable feeds row or a 429/503 for it."""
         with self._lock:
-            return self._feed(url)
+            states = self._states
+            if url in states:
+                return states[url]
+            state = states[url] = self._feed(url)
+            if len(states) > _REMEMBERED_STATES:
+                del states[next(iter(states))]  # the oldest looked up
+            return state
 
     def _feed(self, url: str) -> FeedState | None:
         latest = self._first("SELECT ord, job_id, fetched_at, parsed_job, row FROM {db}.feeds WHERE url = ?", (url,))
@@ -664,7 +686,7 @@ class StateIndex:
         if parse is None or parse[1][0] != parsed_job:
             return None
         start = fetched_at - DEFAULT_WINDOW // _US
-        dates = self._conn.execute(_DATES.format(db=parse[0]), (url, start, url, start))
+        dates = self._conn.execute(_in(_DATES, parse[0]), (url, start, url, start))
         end = _from_us(fetched_at) or _EPOCH
         return items_per_week((_from_us(d) for (d,) in dates if d is not None), end, window=DEFAULT_WINDOW)
 
@@ -685,9 +707,10 @@ class StateIndex:
         with self._lock:
             seen = {
                 identity: SeenItem(first, content_hash)
-                for identity, first, content_hash in self._conn.execute(sql.format(db="main"), (feed_url,))
+                for identity, first, content_hash in self._conn.execute(_in(sql, "main"), (feed_url,))
             }
-            for identity, first, content_hash in self._conn.execute(sql.format(db="tail"), (feed_url,)):
+            later = self._conn.execute(_in(sql, "tail"), (feed_url,)) if self.overlay_jobs else ()
+            for identity, first, content_hash in later:
                 earlier = seen.get(identity)
                 seen[identity] = SeenItem(first if earlier is None else earlier.first_seen_job, content_hash)
         return seen
