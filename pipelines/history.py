@@ -107,7 +107,7 @@ class History:
         dataset = dataset_of(self.crawler)
         started = time.monotonic()
         self.index = StateIndex.open(dataset.out, exclude_job=dataset.job_id)
-        known = len(self.index.feeds())
+        known = self.index.count()
         stats = self.crawler.stats
         assert stats is not None
         stats.set_value("feedcensus/history/jobs", len(self.index.jobs))

@@ -217,6 +217,7 @@ def test_documents_that_are_not_feeds_are_not_state(tmp_path: Path) -> None:
         assert (state.job_id, state.etag) == ("A", '"good"')
         assert index.feed(OTHER) is None
         assert [s.url for s in index.feeds()] == [FEED]
+        assert index.count() == 1  # a URL whose latest document is no feed is not counted
 
 
 def test_a_429_after_a_good_fetch_carries_its_retry_after(tmp_path: Path) -> None:
@@ -244,9 +245,11 @@ def test_a_429_after_a_good_fetch_carries_its_retry_after(tmp_path: Path) -> Non
         assert (later.job_id, later.retry_after, later.retry_at) == ("C", None, None)
         assert index.feed("http://example.net/404") is None
         assert [s.url for s in index.feeds()] == sorted([FEED, gone, recovered])
+        assert index.count() == 3  # counted in SQLite, not built
     with StateIndex.open(str(out), exclude_job="B") as index:
         assert state_of(index, FEED).retry_at is None
         assert index.feed(gone) is None
+        assert index.count() == len(index.feeds()) == 2
 
 
 def test_items_are_first_seen_in_their_earliest_job_with_their_latest_hash(three_jobs: Path) -> None:
@@ -438,6 +441,7 @@ def test_a_job_still_being_written_is_read_beside_the_shared_index(three_jobs: P
             assert state_of(index, OTHER).retry_after == "5"
             assert index.seen_items(FEED)["id-1"] == SeenItem("A", "h1-d")
             assert index.seen_items(FEED)["id-8"] == SeenItem("D", None)
+            assert index.count() == len(index.feeds())
         with StateIndex.open(str(three_jobs), exclude_job="D") as crawl:  # the crawl itself
             assert not crawl.rebuilt and crawl.overlay_jobs == [] and crawl.jobs == ["A", "B", "C"]
             assert state_of(crawl, FEED).job_id == "C" and "id-8" not in crawl.seen_items(FEED)

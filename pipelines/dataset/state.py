@@ -701,6 +701,16 @@ class StateIndex:
             states = (self._feed(u) for u in urls)
             return [s for s in states if s is not None]
 
+    def count(self) -> int:
+        """How many states :meth:`feeds` gives, counted in SQLite when no job is being written (every URL
+        the shared index lists then has a state), instead of building each one (0.15 ms a feed)."""
+        if self.overlay_jobs:  # the overlay can hide a 429/503 of the shared index: build them
+            return len(self.feeds())
+        sql = f"SELECT count(*) FROM (SELECT url FROM main.feeds UNION SELECT url FROM main.fetches WHERE status IN {RETRY_STATUSES})"
+        with self._lock:
+            (count,) = self._conn.execute(sql).fetchone()
+        return int(count)
+
     def seen_items(self, feed_url: str) -> dict[str, SeenItem]:
         """identity -> :class:`SeenItem` for every item identity the feed showed in the jobs read."""
         sql = "SELECT identity, first_job, content_hash FROM {db}.seen WHERE feed_url = ?"
