@@ -11,9 +11,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
+from schemas.pickling import by_fields
 from schemas.vocab import Expect, Via
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class FeedLink:
     """One feed link found on a page, with its verdict against both specs."""
@@ -94,6 +96,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@by_fields
 @dataclass(slots=True)
 class FeedDocument:
     """A response whose content looks like a feed, not parsed yet."""
@@ -179,6 +182,7 @@ class NotDue:
     previous: dict[str, Any] | None
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class PageFacts:
     """What the autodiscovery pass over an HTML page reads besides its feed links: the ``pages`` columns."""

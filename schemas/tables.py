@@ -18,6 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from schemas.pickling import by_fields
+
 #: major.minor. A reader refuses files whose major is newer than its own.
 # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations;
 # 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files);
@@ -405,6 +407,7 @@ def arrow_schema(table: str) -> pa.Schema:
     return pa.schema([f.arrow() for f in TABLES[table]], metadata={VERSION_KEY: SCHEMA_VERSION.encode()})
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class Encoded:
     """Rows of one table built into an Arrow record batch and serialized (an Arrow IPC message).

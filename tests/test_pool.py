@@ -485,3 +485,55 @@ def test_the_worker_count_is_a_number_or_auto(tmp_path: Path) -> None:
     assert bad.stderr.strip().splitlines() == [
         "feedcensus crawl: -s FEEDCENSUS_WORKERS=many: FEEDCENSUS_WORKERS takes a whole number or auto, not 'many'"
     ]
+
+
+def test_what_crosses_the_pool_pickles_as_its_fields_and_comes_back_equal() -> None:
+    """The task and answer classes pickle as ``cls(*fields)`` (schemas/pickling.py), not through the
+    per-field __setstate__ of slotted dataclasses, and unpickle equal, nested objects included."""
+    import dataclasses
+    import pickle
+
+    from crawler.fetch.discovery import PageTask
+
+    rss = (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>http://a.example/</link>'
+        b"<description>d</description><item><title>i</title><guid>g1</guid>"
+        b"<pubDate>Sun, 01 Mar 2026 10:00:00 GMT</pubDate></item></channel></rss>"
+    )
+    doc = FeedDocument(
+        "http://a.example/f", "http://a.example/f", 200, {"content-type": "application/rss+xml"}, rss, "seed", None, 0
+    )
+    job = Job(doc, datetime(2026, 3, 2, tzinfo=UTC), "job-1")
+    page = PageTask(
+        b'<html><head><link rel="alternate" type="application/rss+xml" href="/f"></head></html>',
+        "http://a.example/",
+        {"content-type": "text/html"},
+        False,
+        2000,
+    )
+    parsed = job.run()
+    read = page.run()
+    objects = [job, doc, parsed, parsed.rows, *parsed.rows.encoded.values(), page, read, *read.links, read.facts]
+    objects += [Lost(Outcome.PARSE_TIMEOUT, "slow")]
+    for obj in objects:
+        assert type(obj).__reduce__(obj)[0] is type(obj)  # the class itself, called with the field values
+        back = pickle.loads(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        assert back == obj, type(obj).__name__
+    assert read.links and parsed.rows.encoded  # the nested objects were there to compare
+
+    from schemas.pickling import by_fields
+
+    @dataclasses.dataclass
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            self.a += 1
+
+    @dataclasses.dataclass(kw_only=True)
+    class Named:
+        a: int
+
+    for cls in (Checked, Named):  # calling them with the field values would not rebuild them
+        with pytest.raises(TypeError, match="not rebuilt"):
+            by_fields(cls)

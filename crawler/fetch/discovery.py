@@ -123,6 +123,7 @@ from crawler.fetch.urirefs import (
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, UrlFault, url_faults
 from pipelines.document.platforms import from_generator, from_headers, from_page
 from schemas.items import LINK_FIELDS, FeedLink, PageFacts
+from schemas.pickling import by_fields
 from schemas.vocab import MEDIA_TYPE_FORMAT, FeedFormat
 
 __all__ = ["LINK_FIELDS", "RULES", "FeedLink", "PageFacts", "PageRead", "decode_html", "discover", "read_page"]
@@ -454,6 +455,7 @@ def discover(
     return _judge_links(_scan(text), url, follow_body, max_url_length)
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class PageRead:
     """What :func:`read_page` reads from one HTML page: its feed links and its facts."""
@@ -494,6 +496,7 @@ def read_page(
     return PageRead(_judge_links(scanned, url, follow_body, max_url_length), facts)
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class PageTask:
     """:func:`read_page` for one page, as a task for the crawl's document workers

@@ -71,6 +71,7 @@ from pipelines.dataset.nopandas import refuse_pandas
 from pipelines.dataset.schedule import items_per_week
 from pipelines.document.rows import TableRows, mark_novelty
 from schemas.items import FeedDocument
+from schemas.pickling import by_fields
 from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ class Task(Protocol[T_co]):
 ENCODED_TABLES = ("items", "element_usage", "conformance")
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class Job:
     """One feed document to process, and what its rows need besides it."""
@@ -139,6 +141,7 @@ class Job:
         return job_rows(self, encode=True)
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class Parsed:
     """A feed document's work, done: its rows (:data:`ENCODED_TABLES` as Arrow), the profile rules that
@@ -149,6 +152,7 @@ class Parsed:
     items_per_week: float | None
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class Lost:
     """The document's work was lost: it gets a fetch_log row with this outcome and error, and no other rows."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pipelines.document.platforms import from_generator, from_headers
 from pipelines.document.sites import site_of
 from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks, logged_headers
+from schemas.pickling import by_fields
 from schemas.tables import FEEDS, Encoded, encode_rows
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ Row = dict[str, Any]
 USM_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/rdf+xml"})
 
 
+@by_fields
 @dataclass(slots=True)
 class TableRows:
     """Rows for several tables, produced from one item."""

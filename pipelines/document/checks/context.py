@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeAlias, cast
 from pipelines.document.checks.rules import RULE_ORDER, RULES, Finding
 from pipelines.document.dates import ParsedDate
 from schemas.namespaces import element_name
+from schemas.pickling import by_fields
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -72,6 +73,7 @@ class Notes(Protocol):
         ...
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class RuleFailure:
     """A rule that raised instead of deciding, in one feed: how often, and the first error.
