@@ -119,7 +119,7 @@ class Web:
 
 @dataclass(slots=True)
 class Run:
-    crawler: str  # bare | shaped | ours | ours-tuned
+    crawler: str  # bare | shaped | ours | ours-recrawl | ours-tuned
     sites: int
     m: Measured
     responses: int  # as counted by the server
@@ -180,7 +180,7 @@ def measure(web: Web, crawler: str, sites: int, argv: list[str]) -> Run:
     web.reset()
     cpu0 = web.cpu()
     load0 = os.getloadavg()[0]
-    print(f"  {crawler:10} {sites:>6} sites ...", end="", file=sys.stderr, flush=True)
+    print(f"  {crawler:12} {sites:>6} sites ...", end="", file=sys.stderr, flush=True)
     m = run_measured(argv)
     st = web.stats()
     run = Run(
@@ -239,6 +239,31 @@ def run_ours(web: Web, sites: int, seeds: Path, *, tuned: bool = False) -> Run:
     return run
 
 
+def first_crawl(web: Web, sites: int, seeds: Path) -> Path:
+    """An untimed first crawl into a dataset of its own, which each re-crawl starts from (a copy of it)."""
+    out = CRAWL_DIR / f"n{sites}" / "out-first"
+    shutil.rmtree(out, ignore_errors=True)
+    settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": "auto"}
+    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
+    print(f"  {'first':12} {sites:>6} sites (untimed, for the re-crawls) ...", file=sys.stderr, flush=True)
+    subprocess.run(argv + settings_args(settings), check=True, capture_output=True)
+    return out
+
+
+def run_recrawl(web: Web, sites: int, seeds: Path, first: Path) -> Run:
+    """What a scheduled job's next run costs: the same seeds again into a copy of the first crawl's
+    dataset, with ``--ignore-hints`` so that every feed is due. The loop web sends no validators and
+    the same bodies, so each feed is downloaded, found unchanged by its hash and not parsed."""
+    out = CRAWL_DIR / f"n{sites}" / "out-recrawl"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(first, out)
+    settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": "auto"}
+    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
+    run = measure(web, "ours-recrawl", sites, [*argv, "--ignore-hints", *settings_args(settings)])
+    shutil.rmtree(out, ignore_errors=True)
+    return run
+
+
 @dataclass(slots=True)
 class CrawlResult:
     runs: list[Run]
@@ -255,7 +280,12 @@ def best(runs: list[Run], crawler: str, sites: int) -> Run | None:
 
 
 def run(
-    sizes: list[int], memory_sizes: list[int], repeats: int = 3, tuned: bool = False, shaped: bool = True
+    sizes: list[int],
+    memory_sizes: list[int],
+    repeats: int = 3,
+    tuned: bool = False,
+    shaped: bool = True,
+    recrawl: bool = True,
 ) -> CrawlResult:
     web = Web(max([*sizes, *memory_sizes]))
     runs: list[Run] = []
@@ -263,15 +293,20 @@ def run(
     try:
         for n in sizes:
             seeds, urls = write_inputs(web, n)
+            first = first_crawl(web, n, seeds) if recrawl else None
             for k in range(repeats if n <= 1_000 else max(1, repeats - 1)):
                 this_round = [run_bare(web, n, urls), run_ours(web, n, seeds)]
                 if shaped:
                     this_round.append(run_shaped(web, n, urls))
+                if first is not None:
+                    this_round.append(run_recrawl(web, n, seeds, first))
                 if tuned:  # in the same round, so that the what-if meets the same load
                     this_round.append(run_ours(web, n, seeds, tuned=True))
                 for done in this_round:
                     done.round = k
                 runs += this_round
+            if first is not None:
+                shutil.rmtree(first, ignore_errors=True)
         for n in memory_sizes:
             done = best(runs, "ours", n)
             if done is not None:
@@ -315,6 +350,8 @@ RATIO_HEADERS = [
     "ours / bare, responses per CPU-second: median (range)",
     "shaped / bare, rate: median (range)",
     "ours / shaped, rate: median (range)",
+    "re-crawl /min (median)",
+    "re-crawl / bare, rate: median (range)",
     "what-if / bare, rate: median",
     "ours / what-if, rate: median (range)",
     "ours / what-if, responses per CPU-second: median (range)",
@@ -384,6 +421,19 @@ def _shaped_cells(runs: list[Run], n: int) -> list[object]:
     ]
 
 
+def _recrawl_cells(runs: list[Run], n: int) -> list[object]:
+    """The re-crawl's columns, over the rounds where bare, ours and the re-crawl all ran: its rate, and
+    re-crawl / bare by rate; "-" without such a round."""
+    rounds = _rounds(runs, n, ("bare", "ours", "ours-recrawl"))
+    if not rounds:
+        return ["-", "-"]
+    rates = [r.per_min / b.per_min for b, _, r in rounds]
+    return [
+        f"{median([r.per_min for _, _, r in rounds]):,.0f}",
+        f"{median(rates):.2f}x ({min(rates):.2f}-{max(rates):.2f})",
+    ]
+
+
 def _rounds(runs: list[Run], n: int, crawlers: tuple[str, ...]) -> list[tuple[Run, ...]]:
     """The rounds at ``n`` sites in which each of ``crawlers`` has a valid run: those runs, in that order."""
     by_round: dict[int, dict[str, Run]] = {}
@@ -410,6 +460,7 @@ def _ratio_row(r: CrawlResult, n: int) -> list[object] | None:
         f"{ratio:.2f}x ({min(rates):.2f}-{max(rates):.2f})",
         f"{median(cpus):.2f}x ({min(cpus):.2f}-{max(cpus):.2f})",
         *_shaped_cells(r.runs, n),
+        *_recrawl_cells(r.runs, n),
         *_tuned_cells(r.runs, n),
     ]
 
@@ -418,6 +469,7 @@ def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
     table = md_table(RUN_HEADERS, [_run_row(run) for run in r.runs])
     ratio_rows = [row for n in sizes if (row := _ratio_row(r, n)) is not None]
     keep = [True] * 6 + [any(run.crawler == "shaped" for run in r.runs)] * 2
+    keep += [any(run.crawler == "ours-recrawl" for run in r.runs)] * 2
     keep += [any(run.crawler == "ours-tuned" for run in r.runs)] * 3
     headers = [h for h, k in zip(RATIO_HEADERS, keep, strict=True) if k]
     ratio_rows = [[c for c, k in zip(row, keep, strict=True) if k] for row in ratio_rows]
@@ -429,6 +481,15 @@ def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
             "work, the home pages as start requests, from each an item and its feed's request, from each feed an "
             "item. shaped / bare is what Scrapy's own machinery for those items and requests costs; ours / shaped "
             "is what the census's own work costs on top."
+        )
+    recrawl = ""
+    if keep[8]:
+        recrawl = (
+            " Each round also runs `ours-recrawl`: what a scheduled job's next run costs, the same seeds again "
+            "into a copy of an untimed first crawl's dataset with `--ignore-hints` (every feed due). The loop web "
+            "sends no validators and the same bodies, so every feed is downloaded again, found unchanged by its "
+            "hash and not parsed; the earlier job's state is read from the dataset's index (built at the start "
+            "of the run, as a scheduled job's next run does)."
         )
     what_if = ""
     if keep[-1]:
@@ -443,7 +504,7 @@ def _crawl_markdown(r: CrawlResult, sizes: list[int]) -> str:
         "references also have off the Scrapy components the project turns off. Politeness off for all. Bare, "
         "ours (and shaped) run back to back in rounds; a ratio is the median over the rounds, the range in "
         "brackets (runs move with the machine's other load, see the load averages); every run is in the full "
-        f"table.{shaped}{what_if}\n\n"
+        f"table.{shaped}{recrawl}{what_if}\n\n"
         f"{ratios}\n\n{table}\n"
     )
 
