@@ -137,8 +137,44 @@ before (at 10,000 sites bare 27,289 a minute against 22,930, ours 16,886 against
 and ours / bare read 0.62x against 0.65x; runs on this machine move by that much. Tried and dropped, no
 gain beyond the noise in paired runs: the garbage collector's youngest threshold at 10,000 or 50,000
 (it cut the collector's own time from 1.2-1.5 s to 0.06 s of a 40 s crawl, but not the crawl's), and
-the document worker at a lower priority (nice 10). Next steps: the census's own reactor work listed above, a little
-each; more cores for the crawl itself is what `--frontier` gives (benchmark 6).
+the document worker at a lower priority (nice 10).
+
+Changes of 2026-11-23, late: the census's own work per request and at the start. Scrapy's duplicate
+filter fingerprints every request, canonicalising its URL with w3lib first (57 us a request); the
+project's fingerprinter (`REQUEST_FINGERPRINTER_CLASS`, crawler/fingerprint.py) gives the same bytes and
+hashes a URL that is canonical already as it is (4 us); the bare spider's requests are `dont_filter`,
+so it never paid this. `feedcensus crawl` read its inputs twice (once to refuse a crawl with none usable,
+once in the spider) and split every seed URL three times; now once, with a faster seeds check: 200,000
+seeds took 30.9 s of CPU before the first request, 6.5 s now. What crosses the document pool pickles as
+its class and field values (schemas/pickling.py): a page's task and answer 44 -> 28 us of the crawling
+process, a feed's job 39 -> 29 us. Paired 5,000-site crawls after the first two (2 rounds): 3.89 ms of
+crawl-process CPU a response before and after, within the noise: about 1.5 % was expected. The
+re-crawl (`ours-recrawl`, new in this table) gained most: the state index remembers a feed's state
+between its request and its response (a lookup was 173 us, the second 0.75 us), skips the overlay of
+running jobs when there is none, and the known feeds are counted in SQLite at the start instead of
+building every state; paired 3,000-site re-crawls, 2 rounds: 12,622 -> 13,407 responses a minute
+(+6 %), 4.77 -> 4.48 ms of crawl-process CPU a response. Tried and dropped: pickling aware datetimes as
+microseconds and the vocabulary's enums by name with a `Pickler` per message (a feed's job 52 -> 33 us
+to pickle, but its answer no faster, the pickler's set-up taking what the datetimes saved); a pre-check
+in front of Scrapy's `MetaRefreshMiddleware`, which decodes every HTML page to look for a refresh
+(about 100 us a page): the bare spider pays the same, so it would not move the ratio.
+
+The run of 2026-11-24 00:01 (the tables above) met a machine slowing down under other load: the bare
+spider ran at 18,664 responses a minute at 10,000 sites against 27,289 in the run before, ours at
+14,928 against 16,886, and ours / bare read 0.80x (0.74-0.86 over the two rounds) at 10,000 sites
+and 0.67x at 1,000. A plain Python loop took 2.4 s right after it, about three times its time earlier
+that day. Paired crawls of the code before and after this session's changes, in that state, moved
+by more than any difference between them (5,000 sites: 11,226 and 10,488 a minute; 3,000 sites, 3
+rounds: 8,263-11,033 and 7,181-11,486), so this reading says more about the machine than about the
+crawl, and the target is not taken as met on it.
+
+Where the 0.75x target stands: the census's own work is about a quarter of the crawling process's
+samples (py-spy, 3,000 sites), spread over some twenty functions of 1-3 % each (autodiscovery's
+middleware 7 %, the feed pipeline 6 %, the pool's pickling 3 %, the spider's parse 3 %, request building
+and the start 5 %); 0.75x needs about a sixth of the reactor's CPU per response gone. The two cores are
+nearly full besides: the crawl process and its worker use about 7 ms of CPU a response against the bare
+spider's 2.5, with the worker's core about 70 % busy, so moving work from the reactor to the worker only
+goes so far. More cores for the crawl itself is what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for

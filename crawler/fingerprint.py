@@ -43,7 +43,8 @@ class CensusFingerprinter:
 
     def fingerprint(self, request: Request) -> bytes:
         url, method = request.url, request.method
-        if request.meta.get("verbatim_url") or not method.isalpha() or _CANONICAL.fullmatch(url) is None:
+        fast = method.isascii() and method.isalpha() and _CANONICAL.fullmatch(url) is not None
+        if not fast or request.meta.get("verbatim_url"):
             return scrapy_fingerprint(request)
         # Scrapy's JSON (sorted keys, json.dumps's separators), written out: nothing in it needs escaping.
         data = f'{{"body": "{(request.body or b"").hex()}", "headers": {{}}, "method": "{method}", "url": "{url}"}}'

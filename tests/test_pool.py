@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +40,7 @@ from pipelines.document.process import document_rows
 from pipelines.document.rows import mark_novelty
 from pipelines.feed import parsed_rows
 from schemas.items import FeedDocument
+from schemas.pickling import by_fields
 from schemas.tables import arrow_schema, decode_rows, encode_rows
 from schemas.vocab import DateForm, Outcome
 from tests.conftest import read_table, run_cli
@@ -487,6 +489,12 @@ def test_the_worker_count_is_a_number_or_auto(tmp_path: Path) -> None:
     ]
 
 
+@by_fields
+@dataclass(frozen=True)
+class NoFields:
+    """A class with no fields, pickled by them (module level: pickle finds a class by its name)."""
+
+
 def test_what_crosses_the_pool_pickles_as_its_fields_and_comes_back_equal() -> None:
     """The task and answer classes pickle as ``cls(*fields)`` (schemas/pickling.py), not through the
     per-field __setstate__ of slotted dataclasses, and unpickle equal, nested objects included."""
@@ -514,14 +522,14 @@ def test_what_crosses_the_pool_pickles_as_its_fields_and_comes_back_equal() -> N
     parsed = job.run()
     read = page.run()
     objects = [job, doc, parsed, parsed.rows, *parsed.rows.encoded.values(), page, read, *read.links, read.facts]
-    objects += [Lost(Outcome.PARSE_TIMEOUT, "slow")]
+    from pipelines.document.checks.context import RuleFailure
+
+    objects += [Lost(Outcome.PARSE_TIMEOUT, "slow"), RuleFailure("item-title", 2, "KeyError: 'x'")]
     for obj in objects:
         assert type(obj).__reduce__(obj)[0] is type(obj)  # the class itself, called with the field values
         back = pickle.loads(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
         assert back == obj, type(obj).__name__
     assert read.links and parsed.rows.encoded  # the nested objects were there to compare
-
-    from schemas.pickling import by_fields
 
     @dataclasses.dataclass
     class Checked:
@@ -534,6 +542,20 @@ def test_what_crosses_the_pool_pickles_as_its_fields_and_comes_back_equal() -> N
     class Named:
         a: int
 
-    for cls in (Checked, Named):  # calling them with the field values would not rebuild them
+    @dataclasses.dataclass(init=False)
+    class ByHand:
+        a: int
+
+        def __init__(self, a: int) -> None:
+            self.a = a * 4
+
+    for cls in (Checked, Named, ByHand):  # calling them with the field values would not rebuild them
         with pytest.raises(TypeError, match="not rebuilt"):
             by_fields(cls)
+
+    assert pickle.loads(pickle.dumps(NoFields())) == NoFields()  # pickled by its (no) fields too
+    with pytest.raises(TypeError, match="not a subclass"):  # it would be pickled as Lost, its own field lost
+
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class MoreLost(Lost):
+            extra: int = 0

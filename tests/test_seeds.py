@@ -158,8 +158,12 @@ def test_ascii_lines_get_the_same_character_verdicts_as_any_line() -> None:
         ):
             _, problems = read_seeds(line + "\n")
             expected = _reference_reason(line.strip())
-            if expected is not None and line.strip() == line:
+            if line.strip() != line:
+                continue  # white space at either end is trimmed, not judged
+            if expected is not None:
                 assert [p.reason for p in problems] == [expected], repr(line)
+            else:  # neither rule refuses it, so no control-character or white-space reason may come
+                assert not [p for p in problems if p.reason.startswith(("control", "whitespace"))], repr(line)
     # Two control characters: the first one is named.
     assert [p.reason for p in read_seeds("http://a\x7fb\x01.example/")[1]] == ["control character U+007F"]
 
@@ -191,7 +195,8 @@ def test_hosts_read_with_the_seeds_are_the_hosts_of_the_urls_the_crawl_can_reque
 
     hosts: set[str] = set()
     too_long = "http://long.example/" + "x" * (8 * 1024 - 16)  # within a line's 8 KB, over the URL limit with 'http://'
-    seeds, _ = read_seeds(SEEDS + "http://user:pw@Mixed.Example:8080/a\n" + too_long[len("http://") :] + "\n", hosts)
+    extra = "http://user:pw@Mixed.Example:8080/a\nhttp://[fe80::1%ETH0]/\n"  # the zone is lower-cased in the URL too
+    seeds, _ = read_seeds(SEEDS + extra + too_long[len("http://") :] + "\n", hosts)
     assert len(seeds[-1]) > DEFAULT_MAX_URL_LENGTH
-    assert hosts == {h for u in seeds if (h := requestable_host(u))}
-    assert "long.example" not in hosts and {"mixed.example", "::1", "127.0.0.1"} <= hosts
+    assert hosts == {h.lower() for u in seeds if (h := requestable_host(u))}  # as read_inputs had them
+    assert "long.example" not in hosts and {"mixed.example", "::1", "127.0.0.1", "fe80::1%eth0"} <= hosts

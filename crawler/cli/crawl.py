@@ -305,7 +305,8 @@ def check_given_inputs(args: argparse.Namespace, settings: Any) -> Inputs:
 
 def check_usable(args: argparse.Namespace, max_url_length: int) -> Inputs:
     """Exit 2 when no input can be fetched at all; a line for each unusable one given on the command line;
-    the inputs read."""
+    the inputs read. They are those of ``args`` only: a replay's seeds given as lists (``seed_lists``) are
+    not among them, so a replay lets its spider read its inputs itself."""
     from crawler.fetch.inputs import read_inputs
     from crawler.fetch.urls import check_url
 

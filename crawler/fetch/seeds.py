@@ -94,7 +94,7 @@ def read_seeds(text: str, hosts: set[str] | None = None) -> tuple[list[str], lis
         first_line[key] = number
         seeds.append(url)
         if hosts is not None and not too_long(len(url), DEFAULT_MAX_URL_LENGTH):
-            hosts.add(host)
+            hosts.add(host.lower())  # urlsplit lower-cases a host but not an IPv6 zone (the request's is)
     return seeds, problems
 
 

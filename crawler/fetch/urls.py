@@ -114,7 +114,8 @@ def check_url(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> Refusal | N
 
 
 def requestable_host(url: str, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str | None:
-    """The host of ``url`` (lower-cased) when it can be requested; None when :func:`check_url` refuses it."""
+    """The host of ``url`` when it can be requested (``urlsplit``'s ``hostname``: lower-cased but for an IPv6
+    zone); None when :func:`check_url` refuses it."""
     problem, host = _checked(url, max_length)
     return host if problem is None else None
 

@@ -114,7 +114,7 @@ class CensusSpider(Spider):
     # --- start ---------------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Any]:
-        inputs, self.inputs = self.inputs, None  # the spider holds them no longer than start() needs them
+        inputs, self.inputs = self.inputs, None  # the spider does not keep them once start() has them
         if inputs is None:
             inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls, self.seed_lists)
         async for out in self.paced(self.started(inputs.hosts, inputs.count, self._start_outputs(inputs))):

@@ -160,8 +160,10 @@ _DATES = (
 _DBS = ("tail", "main")
 
 #: Feed states a :class:`StateIndex` keeps once looked up: a crawl asks for a feed's state when it
-#: requests the feed and again when the response comes (a few hundred URLs later at most, as the
-#: spider keeps the scheduler near empty), and each lookup is several queries (about 175 us).
+#: requests the feed and again when the response comes, and each lookup is several queries (about
+#: 175 us). On one machine the spider keeps the scheduler near empty, so the response comes a few
+#: hundred URLs later; a distributed job's response often reaches another worker, which looks it up
+#: itself (only the time is lost).
 _REMEMBERED_STATES = 4096
 
 
@@ -657,7 +659,11 @@ class StateIndex:
         return None
 
     def feed(self, url: str) -> FeedState | None:
-        """The state of one feed URL; None when no job read has a usable feeds row or a 429/503 for it."""
+        """The state of one feed URL; None when no job read has a usable feeds row or a 429/503 for it.
+
+        The same object for a URL looked up again (:data:`_REMEMBERED_STATES`): a caller that changes
+        its ``row`` (a dict) changes it for the next one, so copy it first (every caller does).
+        """
         with self._lock:
             states = self._states
             if url in states:
@@ -694,7 +700,7 @@ class StateIndex:
         """Every URL with a usable feeds row or whose latest fetch_log row is a 429/503, sorted by url."""
         union = " UNION ".join(
             f"SELECT url FROM {db}.feeds UNION SELECT url FROM {db}.fetches WHERE status IN {RETRY_STATUSES}"
-            for db in _DBS
+            for db in self._dbs
         )
         with self._lock:
             urls = [u for (u,) in self._conn.execute(f"SELECT url FROM ({union}) ORDER BY url")]
