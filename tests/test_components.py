@@ -154,6 +154,7 @@ def test_start_uses_the_inputs_it_is_given_and_does_not_read_them_again(tmp_path
 
     assert [o.url for o in asyncio.run(collect())] == ["http://site.example/"]
     assert spider.input_hosts == {"site.example"} and spider.inputs is None  # not held past start()
+    assert given.requests == [] and given.count == 0  # taken out of the object the command still holds
 
 
 # --- the autodiscovery middleware -------------------------------------------------------
