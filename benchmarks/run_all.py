@@ -132,7 +132,7 @@ project's is the same collector without that. A census response makes 17 such ca
 spider's 11: about 80 and 50 us a response saved. Paired 5,000-site crawls, 3 rounds, measured more,
 within their noise: ours 3.76 -> 3.46 ms of crawl-process CPU a response, bare (given the same
 collector, as is shaped) 2.49 -> 2.35 ms, ours / bare 0.63x -> 0.67x. The run of
-2026-11-23 22:08 (the table above) met a quieter machine: both crawlers ran faster than in the run
+2026-11-23 22:08 (the run before the one in the tables) met a quieter machine: both crawlers ran faster than in the run
 before (at 10,000 sites bare 27,289 a minute against 22,930, ours 16,886 against 14,983), bare more so,
 and ours / bare read 0.62x against 0.65x; runs on this machine move by that much. Tried and dropped, no
 gain beyond the noise in paired runs: the garbage collector's youngest threshold at 10,000 or 50,000
