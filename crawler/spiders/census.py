@@ -117,8 +117,9 @@ class CensusSpider(Spider):
     async def start(self) -> AsyncIterator[Any]:
         given, self.inputs = self.inputs, None
         # Taken out of the given object, which the command and Scrapy's arguments still hold to the end.
-        inputs = given.take() if given is not None else None
-        if inputs is None:
+        if given is not None:
+            inputs = given.take()
+        else:
             inputs = read_inputs(self.seed_files, self.opml_inputs, self.urls, self.seed_lists)
         async for out in self.paced(self.started(inputs.hosts, inputs.count, self._start_outputs(inputs))):
             yield out

@@ -698,12 +698,8 @@ class StateIndex:
 
     def feeds(self) -> list[FeedState]:
         """Every URL with a usable feeds row or whose latest fetch_log row is a 429/503, sorted by url."""
-        union = " UNION ".join(
-            f"SELECT url FROM {db}.feeds UNION SELECT url FROM {db}.fetches WHERE status IN {RETRY_STATUSES}"
-            for db in self._dbs
-        )
         with self._lock:
-            urls = [u for (u,) in self._conn.execute(f"SELECT url FROM ({union}) ORDER BY url")]
+            urls = [u for (u,) in self._conn.execute(f"SELECT url FROM ({self._known_urls()}) ORDER BY url")]
             states = (self._feed(u) for u in urls)
             return [s for s in states if s is not None]
 
@@ -712,10 +708,16 @@ class StateIndex:
         the shared index lists then has a state), instead of building each one (0.15 ms a feed)."""
         if self.overlay_jobs:  # the overlay can hide a 429/503 of the shared index: build them
             return len(self.feeds())
-        sql = f"SELECT count(*) FROM (SELECT url FROM main.feeds UNION SELECT url FROM main.fetches WHERE status IN {RETRY_STATUSES})"
         with self._lock:
-            (count,) = self._conn.execute(sql).fetchone()
+            (count,) = self._conn.execute(f"SELECT count(*) FROM ({self._known_urls()})").fetchone()
         return int(count)
+
+    def _known_urls(self) -> str:
+        """SQL for the URLs with a usable feeds row or a latest fetch that is a 429/503 (each maybe without a state)."""
+        return " UNION ".join(
+            f"SELECT url FROM {db}.feeds UNION SELECT url FROM {db}.fetches WHERE status IN {RETRY_STATUSES}"
+            for db in self._dbs
+        )
 
     def seen_items(self, feed_url: str) -> dict[str, SeenItem]:
         """identity -> :class:`SeenItem` for every item identity the feed showed in the jobs read."""
@@ -725,7 +727,7 @@ class StateIndex:
                 identity: SeenItem(first, content_hash)
                 for identity, first, content_hash in self._conn.execute(_in(sql, "main"), (feed_url,))
             }
-            later = self._conn.execute(_in(sql, "tail"), (feed_url,)) if self.overlay_jobs else ()
+            later = self._conn.execute(_in(sql, "tail"), (feed_url,)) if "tail" in self._dbs else ()
             for identity, first, content_hash in later:
                 earlier = seen.get(identity)
                 seen[identity] = SeenItem(first if earlier is None else earlier.first_seen_job, content_hash)
