@@ -228,13 +228,18 @@ def run_shaped(web: Web, sites: int, urls: Path) -> Run:
     return measure(web, "shaped", sites, argv)
 
 
+def ours_argv(seeds: Path, out: Path, *flags: str, tuned: bool = False) -> list[str]:
+    """``feedcensus crawl`` of ``seeds`` into ``out`` as every run of ours is made: with document workers
+    (the default, auto, named so the run says what it measured), the references' settings, ``flags``."""
+    settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": "auto", **(TUNED if tuned else {})}
+    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
+    return [*argv, *flags, *settings_args(settings)]
+
+
 def run_ours(web: Web, sites: int, seeds: Path, *, tuned: bool = False) -> Run:
     out = CRAWL_DIR / f"n{sites}" / ("out-tuned" if tuned else "out")
     shutil.rmtree(out, ignore_errors=True)
-    # with document workers (the default, auto), named so the run says what it measured
-    settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": "auto", **(TUNED if tuned else {})}
-    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
-    run = measure(web, "ours-tuned" if tuned else "ours", sites, argv + settings_args(settings))
+    run = measure(web, "ours-tuned" if tuned else "ours", sites, ours_argv(seeds, out, tuned=tuned))
     shutil.rmtree(out, ignore_errors=True)
     return run
 
@@ -243,10 +248,8 @@ def first_crawl(web: Web, sites: int, seeds: Path) -> Path:
     """An untimed first crawl into a dataset of its own, which each re-crawl starts from (a copy of it)."""
     out = CRAWL_DIR / f"n{sites}" / "out-first"
     shutil.rmtree(out, ignore_errors=True)
-    settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": "auto"}
-    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
     print(f"  {'first':12} {sites:>6} sites (untimed, for the re-crawls) ...", file=sys.stderr, flush=True)
-    subprocess.run(argv + settings_args(settings), check=True, capture_output=True)
+    subprocess.run(ours_argv(seeds, out), check=True, capture_output=True)
     return out
 
 
@@ -257,9 +260,7 @@ def run_recrawl(web: Web, sites: int, seeds: Path, first: Path) -> Run:
     out = CRAWL_DIR / f"n{sites}" / "out-recrawl"
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(first, out)
-    settings = {**POLITENESS_OFF, **CONCURRENCY, "FEEDCENSUS_WORKERS": "auto"}
-    argv = [FEEDCENSUS, "crawl", "--seeds", str(seeds), "--out", str(out), "--no-reflexive", "--log-level", "WARNING"]
-    run = measure(web, "ours-recrawl", sites, [*argv, "--ignore-hints", *settings_args(settings)])
+    run = measure(web, "ours-recrawl", sites, ours_argv(seeds, out, "--ignore-hints"))
     shutil.rmtree(out, ignore_errors=True)
     return run
 
