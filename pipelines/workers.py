@@ -7,9 +7,11 @@ autodiscovery middleware (crawler/middlewares/autodiscovery.py) every HTML page 
 facts). Either falls back to doing the work in the crawling process when there is no pool
 (``FEEDCENSUS_WORKERS=0``, and on a single core).
 
-The pool starts its first worker when the spider opens, stops its workers when the spider closes
-(their CPU and memory go to the ``feedcensus/workers/*`` stats), and kills them when the reactor
-stops without closing the spider (a forced stop).
+The pool starts its first worker's process as the crawler is made, before Scrapy builds its engine
+and opens the spider (so the worker's imports, 0.25-0.45 s, overlap the crawl's own start instead of
+holding up its first pages), joins it to the event loop when the spider opens, stops its workers
+when the spider closes (their CPU and memory go to the ``feedcensus/workers/*`` stats), and kills
+them when the reactor stops without closing the spider (a forced stop).
 """
 
 from __future__ import annotations
@@ -37,14 +39,17 @@ class DocumentWorkers:
     def __init__(self, crawler: Crawler, workers: int, timeout: float) -> None:
         self.stats = crawler.stats
         self.workers = workers
-        self.timeout = timeout
-        self.pool: DocumentPool | None = None
+        self.pool: DocumentPool | None = DocumentPool(workers, timeout=timeout)
+        self.pool.launch()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         workers = workers_setting(settings.get("FEEDCENSUS_WORKERS"))
         if workers < 1:
+            raise NotConfigured
+        if not is_asyncio_available():  # the pool runs on the asyncio event loop
+            logger.warning("FEEDCENSUS_WORKERS needs Scrapy's asyncio reactor: documents are parsed in this process")
             raise NotConfigured
         extension = cls(crawler, workers, settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
@@ -54,17 +59,14 @@ class DocumentWorkers:
     async def spider_opened(self) -> None:
         from twisted.internet import reactor
 
-        if not is_asyncio_available():  # the pool runs on the asyncio event loop
-            logger.warning("FEEDCENSUS_WORKERS needs Scrapy's asyncio reactor: documents are parsed in this process")
-            return
-        self.pool = DocumentPool(self.workers, timeout=self.timeout)
         # A forced stop (a second Ctrl-C) stops the reactor without closing the spider.
         trigger: Any = reactor.addSystemEventTrigger  # typed by twisted as IReactorCore's (self taken as phase)
         trigger("before", "shutdown", self._kill)
         logger.info("Parsing feeds and reading pages in %d worker process(es) (FEEDCENSUS_WORKERS)", self.workers)
-        await self.pool.start()
+        if self.pool is not None:
+            await self.pool.start()
 
-    async def spider_closed(self) -> None:
+    async def spider_closed(self) -> None:  # also when the spider failed to open: the launched worker stops
         pool, self.pool = self.pool, None
         if pool is not None:
             await pool.close()

@@ -166,17 +166,58 @@ def test_encoded_rows_match_from_pylist_on_awkward_rows(table: str, rows: list[d
     assert got.to_pylist() == pa.RecordBatch.from_pylist(rows, schema=arrow_schema(table)).to_pylist()
 
 
-def test_a_worker_builds_arrow_batches_without_importing_pandas() -> None:
-    """pyarrow would import pandas (when installed) at its first conversion: a worker refuses it (0.25 s
-    and 45 MiB a worker). Nor does a worker import the crawl's frameworks or DuckDB."""
+def test_a_worker_builds_arrow_batches_without_importing_pandas_or_numpy() -> None:
+    """pyarrow would import pandas (when installed) at its first conversion, and numpy as it is imported: a
+    worker refuses both (0.25 s and 45 MiB, 0.1 s and 11 MiB a worker). Nor does a worker import the crawl's
+    frameworks or DuckDB."""
 
     async def use(pool: DocumentPool) -> dict[str, bool]:
         parsed = await pool.run(Job(doc_of(big_feed(3))))
         assert not isinstance(parsed, Lost) and parsed.rows.encoded["items"].num_rows == 3
-        return await pool.run(Loaded(("pyarrow", "pandas", "duckdb", "scrapy", "twisted")))
+        return await pool.run(Loaded(("pyarrow", "pandas", "numpy", "duckdb", "scrapy", "twisted")))
 
+    pytest.importorskip("numpy")  # installed (for the notebooks' pandas), so there is something to keep out
     loaded = in_pool()(use)
-    assert loaded == {"pyarrow": True, "pandas": False, "duckdb": False, "scrapy": False, "twisted": False}
+    assert loaded == {n: n == "pyarrow" for n in ("pyarrow", "pandas", "numpy", "duckdb", "scrapy", "twisted")}
+
+
+def test_a_worker_launched_before_the_event_loop_runs_is_the_one_that_answers() -> None:
+    """The crawl starts its first worker's process as the crawler is made (pipelines/workers.py), before
+    its event loop runs; the pool takes that process when it starts, and starts no other."""
+    pool = DocumentPool(1, timeout=30)
+    pool.launch()
+    launched = pool._launched
+    assert launched is not None and launched.poll() is None  # running, before any event loop
+
+    async def main() -> Parsed | Lost:
+        await pool.start()
+        assert pool.pids() == [launched.pid]
+        try:
+            return await pool.run(Job(doc_of(big_feed(2))))
+        finally:
+            await pool.close()
+
+    parsed = asyncio.run(main())
+    assert not isinstance(parsed, Lost) and parsed.rows.rows["feeds"][0]["item_count"] == 2
+    assert pool.ran == 1 and pool.documents == 1
+    assert launched.returncode == 0  # it stopped when asked, and was waited for
+
+
+@pytest.mark.parametrize("how", ["close", "kill"])
+def test_a_launched_worker_that_never_joined_is_stopped_with_the_pool(how: str) -> None:
+    """A crawl that fails to open never starts the pool: closing (spider_closed) or killing it (a forced
+    stop) stops the launched process, and waits for it."""
+    pool = DocumentPool(1, timeout=30)
+    pool.launch()
+    launched = pool._launched
+    assert launched is not None
+    if how == "close":
+        asyncio.run(pool.close())
+    else:
+        pool.kill()
+    assert launched.returncode == -signal.SIGKILL and pool._launched is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(launched.pid, 0)  # collected, not left a zombie
 
 
 def test_a_feed_with_items_seen_before_keeps_its_items_as_dicts_and_the_crawl_marks_them() -> None:

@@ -10,8 +10,8 @@ picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's
 - **Driven from the event loop, no thread waits for an answer.** :meth:`DocumentPool.run` writes
   the task to a worker's stdin and awaits its answer, which a reader task per worker takes from its
   stdout; in the crawl that is the reactor thread's asyncio loop, so no helper thread holds the
-  interpreter lock to wait or unpickle. (On Python 3.11 asyncio's child watcher keeps one thread
-  per worker blocked in ``waitpid``, which does not hold the lock.)
+  interpreter lock to wait or unpickle. (One thread per worker is blocked in ``waitpid`` for its
+  exit, as asyncio's own child watcher does on Python 3.11, which does not hold the lock.)
 - **Back-pressure.** A worker holds the task it is on and a few more queued in its pipe
   (``DEPTH``), so it never waits for the event loop between two. A task goes to an idle worker; else to a new one while
   fewer than ``workers`` run (a small crawl starts one or two, not one per core); else to a worker
@@ -40,8 +40,10 @@ and writing answers on its stdout, not a ``multiprocessing`` process: the ``spaw
 ``forkserver`` start methods import the caller's main script again in every worker (a script
 without an ``if __name__ == "__main__"`` guard would start a crawl there), and ``fork`` would copy
 a process that runs threads. Starting one costs the interpreter and the imports of the document
-code and pyarrow (about 0.35 s, while the crawl starts, before the worker says it is ready; again
-only for a worker replaced); pandas, which pyarrow would import too, is refused
+code and pyarrow (0.25-0.45 s before the worker says it is ready; again only for a worker
+replaced). The crawl starts its first worker's process before its event loop runs
+(:meth:`DocumentPool.launch`), so that cost overlaps the crawl's own start: a 1-site crawl went
+from 1.94 to 1.58 s. numpy and pandas, which pyarrow would import too, are refused
 (pipelines/dataset/nopandas.py). Workers ignore SIGINT
 (the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
@@ -60,14 +62,15 @@ import pickle
 import resource
 import signal
 import struct
+import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from pipelines.dataset.nopandas import refuse_pandas
 from pipelines.dataset.schedule import items_per_week
 from pipelines.document.rows import TableRows, mark_novelty
 from schemas.items import FeedDocument
@@ -289,15 +292,85 @@ _AGAIN = None
 _STOPPED = Lost(Outcome.PARSE_ERROR, "the crawl stopped before this document was parsed")
 
 
+#: A worker's program: numpy and pandas refused before pyarrow is imported (pipelines/dataset/nopandas.py),
+#: then :func:`serve`. (Not ``python -m``: the classes pickled back must be this module's, not ``__main__``'s.)
+_WORKER_MAIN = (
+    "from pipelines.dataset.nopandas import refuse_numpy_and_pandas; refuse_numpy_and_pandas(); "
+    f"from {__name__} import serve; serve()"
+)
+
+
+def _launch() -> subprocess.Popen[bytes]:
+    """Start a worker process now; :meth:`_Process.attach` joins it to the event loop.
+
+    Started with :class:`subprocess.Popen`, not :func:`asyncio.create_subprocess_exec`, so that the
+    crawl can start its first worker before its event loop runs (:meth:`DocumentPool.launch`)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_CODE_ROOT, os.environ.get("PYTHONPATH"))))}
+    return subprocess.Popen(
+        # -P: not the working folder first on sys.path: a pipelines/ there must not replace ours
+        [sys.executable, "-P", "-c", _WORKER_MAIN],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        bufsize=0,
+    )
+
+
+class _Process:
+    """A worker's process as the event loop sees it: its stdin as a transport, its stdout as a stream, its exit.
+
+    Its exit is waited for by a thread blocked in ``waitpid`` (which does not hold the interpreter lock),
+    as asyncio's own child watcher does on Python 3.11."""
+
+    def __init__(
+        self, popen: subprocess.Popen[bytes], jobs: asyncio.WriteTransport, answers: asyncio.StreamReader
+    ) -> None:
+        self.popen = popen
+        self.jobs = jobs
+        self.answers = answers
+        loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[int] = loop.create_future()
+        threading.Thread(target=self._wait, args=(loop,), name=f"feedcensus-worker-{popen.pid}", daemon=True).start()
+
+    @classmethod
+    async def attach(cls, popen: subprocess.Popen[bytes]) -> _Process:
+        assert popen.stdin is not None and popen.stdout is not None
+        loop = asyncio.get_running_loop()
+        answers = asyncio.StreamReader(limit=_READ_LIMIT, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(answers, loop=loop), popen.stdout)
+        jobs, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+        return cls(popen, jobs, answers)
+
+    def _wait(self, loop: asyncio.AbstractEventLoop) -> None:
+        code = self.popen.wait()
+        with contextlib.suppress(RuntimeError):  # the event loop was closed first: nobody waits any more
+            loop.call_soon_threadsafe(self._exit, code)
+
+    def _exit(self, code: int) -> None:
+        if not self._exited.done():
+            self._exited.set_result(code)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the event loop has heard of it (as asyncio's ``Process.returncode``)."""
+        return self._exited.result() if self._exited.done() else None
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+
 class _Worker:
     """One worker process (:func:`serve`), the jobs written to it and not yet answered (in order: it
     answers them in the order it reads them), and the task that reads its answers on the event loop."""
 
-    def __init__(self, process: asyncio.subprocess.Process, pool: DocumentPool) -> None:
+    def __init__(self, process: _Process, pool: DocumentPool) -> None:
         self.process = process
-        assert process.stdin is not None and process.stdout is not None
-        self.jobs = process.stdin
-        self.answers = process.stdout
+        self.jobs = process.jobs  # written to, never drained: a worker holds at most DEPTH tasks
+        self.answers = process.answers
         self.pool = pool
         self.sent: collections.deque[_Answer] = collections.deque()  # one per task written, in order
         self.ready = False  # the worker has sent _READY
@@ -308,19 +381,10 @@ class _Worker:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, pool: DocumentPool) -> _Worker:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_CODE_ROOT, os.environ.get("PYTHONPATH"))))}
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-P",  # not the working folder first on sys.path: a pipelines/ there must not replace ours
-            "-c",
-            f"from {__name__} import serve; serve()",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=env,
-            limit=_READ_LIMIT,
-        )
-        return cls(process, pool)
+    async def start(cls, pool: DocumentPool, launched: subprocess.Popen[bytes] | None = None) -> _Worker:
+        """A worker on the running event loop: ``launched`` (a process :func:`_launch` started before the
+        loop ran), else a new one."""
+        return cls(await _Process.attach(launched or _launch()), pool)
 
     def send(self, payload: bytes) -> _Answer:
         """Write a task to the worker's stdin (the pipe holds it while the worker finishes the one before);
@@ -408,13 +472,10 @@ class _Worker:
         return f"exit code {code}"
 
     def kill(self) -> None:
-        """Kill the process at once (the event loop collects its exit)."""
+        """Kill the process at once (its waiting thread collects its exit)."""
         self.gone = True
-        if self.process.returncode is None:
-            # os.kill, not Process.kill: that polls first (Popen.send_signal), and a poll that reaps a worker
-            # which died on its own takes its exit status from the event loop (which then reports 255).
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.popen.kill()  # nothing when it was already collected: its pid may be another's now
         self.jobs.close()
 
     async def stop(self) -> Usage | None:
@@ -470,6 +531,13 @@ class DocumentPool:
         #: How many worker processes the crawl has needed at once (at most ``workers``).
         self.ran = 0
         self.closed = False
+        self._launched: subprocess.Popen[bytes] | None = None  # started by launch(), not yet on the loop
+
+    def launch(self) -> None:
+        """Start the first worker's process now, before the event loop runs: it imports the document code
+        (0.25-0.45 s) while the crawl starts, and :meth:`start` joins it to the loop."""
+        if self._launched is None and not self._all and not self.closed:
+            self._launched = _launch()
 
     async def start(self) -> None:
         """Start the first worker now (while the crawl starts) instead of with the first document."""
@@ -477,10 +545,11 @@ class DocumentPool:
             await self._spawn()
 
     async def _spawn(self) -> _Worker:
-        """A new worker, counted among those running."""
+        """A new worker (the one :meth:`launch` started, if there is one), counted among those running."""
         self._starting += 1
+        launched, self._launched = self._launched, None
         try:
-            worker = await _Worker.start(self)
+            worker = await _Worker.start(self, launched)
         finally:
             self._starting -= 1
         if self.closed:  # closed while it started: it never joins
@@ -585,6 +654,7 @@ class DocumentPool:
         """Stop every worker once it has answered what it was sent (the crawl has finished its items)."""
         self.closed = True
         self._wake_all()
+        self._unlaunch()
         workers, self._all = self._all, []
         for usage in await asyncio.gather(*(w.stop() for w in workers)):
             if usage is not None:
@@ -592,13 +662,25 @@ class DocumentPool:
                 self.peak_rss = max(self.peak_rss, usage.peak_rss)
 
     def kill(self) -> None:
-        """Kill every worker at once (a forced stop: the reactor is stopping without closing the spider)."""
+        """Kill every worker at once (a forced stop: the reactor is stopping without closing the spider;
+        or the crawl did not start, and the worker :meth:`launch` started never joined)."""
         self.closed = True
         self._wake_all()
+        self._unlaunch()
         workers, self._all = self._all, []
         for worker in workers:
             worker.kill()
             worker.abandon()
+
+    def _unlaunch(self) -> None:
+        """Stop the process :meth:`launch` started if it never joined the loop (it had no work)."""
+        launched, self._launched = self._launched, None
+        if launched is not None:
+            launched.kill()
+            launched.wait()
+            for pipe in (launched.stdin, launched.stdout):
+                if pipe is not None:
+                    pipe.close()
 
 
 class _Closed(Exception):
@@ -610,15 +692,12 @@ class _NotStarted(Exception):
 
 
 def serve() -> None:
-    """A worker's entry point (``python -c "from pipelines.document.pool import serve; serve()"``): jobs on
-    stdin, answers on stdout. (Not ``python -m``: the classes pickled back must be this module's, not
-    ``__main__``'s.)"""
+    """A worker's entry point (:data:`_WORKER_MAIN`): jobs on stdin, answers on stdout."""
     for fd in (0, 1):  # larger pipes: a feed of a few hundred KB crosses in one write, not 64 KiB at a time
         with contextlib.suppress(OSError, AttributeError):  # AttributeError: not Linux; OSError: over pipe-max-size
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     jobs, answers = Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False)
     os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
-    refuse_pandas()
     # The document code before the worker says it is ready: its import (about 0.1 s) is not counted
     # against the first feed's time limit. The crawling process imports it only when it parses itself.
     importlib.import_module("pipelines.document.process")
