@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import loopweb
-from common import FEEDCENSUS, PYTHON, WORK, Measured, compile_project, md_table, median, run_measured, tail
+from common import FEEDCENSUS, PYTHON, WORK, Measured, md_table, median, run_measured, tail
 
 HOSTS = 100
 #: Given to every crawler: the project's own values of Scrapy's concurrency and download limits, and of the
@@ -288,7 +288,6 @@ def run(
     shaped: bool = True,
     recrawl: bool = True,
 ) -> CrawlResult:
-    compile_project()
     web = Web(max([*sizes, *memory_sizes]))
     runs: list[Run] = []
     memory_runs: list[Run] = []

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common import BENCH_DIR, WORK, compile_project, machine_lines, md_table
+from common import BENCH_DIR, WORK, machine_lines, md_table
 
 RESULTS = BENCH_DIR / "RESULTS.md"
 SECTIONS = [
@@ -504,7 +504,6 @@ def write_results(argv: list[str] | None, elapsed: float, blocks: dict[str, str]
 
 def main(argv: list[str] | None = None) -> int:
     args, only = _parse_args(argv)
-    compile_project()
     blocks: dict[str, str] = {}
     targets: Targets = {}
     started = time.monotonic()

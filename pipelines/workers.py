@@ -11,7 +11,8 @@ The pool starts its first worker's process as the crawler is made, before Scrapy
 and opens the spider (so the worker's imports, 0.25-0.45 s, overlap the crawl's own start instead of
 holding up its first pages), joins it to the event loop when the spider opens, stops its workers
 when the spider closes (their CPU and memory go to the ``feedcensus/workers/*`` stats), and kills
-them when the reactor stops without closing the spider (a forced stop).
+them when the reactor stops without closing the spider (a forced stop, or a crawl that failed
+before its spider opened).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
+from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
 from pipelines.document.pool import DocumentPool, workers_setting
 
@@ -40,7 +42,6 @@ class DocumentWorkers:
         self.stats = crawler.stats
         self.workers = workers
         self.pool: DocumentPool | None = DocumentPool(workers, timeout=timeout)
-        self.pool.launch()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -48,25 +49,35 @@ class DocumentWorkers:
         workers = workers_setting(settings.get("FEEDCENSUS_WORKERS"))
         if workers < 1:
             raise NotConfigured
-        if not is_asyncio_available():  # the pool runs on the asyncio event loop
-            logger.warning("FEEDCENSUS_WORKERS needs Scrapy's asyncio reactor: documents are parsed in this process")
-            raise NotConfigured
         extension = cls(crawler, workers, settings.getfloat("FEEDCENSUS_PARSE_TIMEOUT"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        if is_reactor_installed() and is_asyncio_reactor_installed():  # the loop the crawl will run on
+            extension._launch()
         return extension
 
-    async def spider_opened(self) -> None:
+    def _launch(self) -> None:
+        """Start the first worker's process now, and make sure it stops with the reactor."""
         from twisted.internet import reactor
 
-        # A forced stop (a second Ctrl-C) stops the reactor without closing the spider.
+        assert self.pool is not None
+        self.pool.launch()
+        # A forced stop (a second Ctrl-C) stops the reactor without closing the spider, and a crawl
+        # that fails before its spider opens may never close it: either way the workers stop here.
         trigger: Any = reactor.addSystemEventTrigger  # typed by twisted as IReactorCore's (self taken as phase)
         trigger("before", "shutdown", self._kill)
-        logger.info("Parsing feeds and reading pages in %d worker process(es) (FEEDCENSUS_WORKERS)", self.workers)
-        if self.pool is not None:
-            await self.pool.start()
 
-    async def spider_closed(self) -> None:  # also when the spider failed to open: the launched worker stops
+    async def spider_opened(self) -> None:
+        if self.pool is None:
+            return
+        if not is_asyncio_available():  # the pool runs on the asyncio event loop
+            self.pool = None
+            logger.warning("FEEDCENSUS_WORKERS needs Scrapy's asyncio reactor: documents are parsed in this process")
+            return
+        logger.info("Parsing feeds and reading pages in %d worker process(es) (FEEDCENSUS_WORKERS)", self.workers)
+        await self.pool.start()
+
+    async def spider_closed(self) -> None:
         pool, self.pool = self.pool, None
         if pool is not None:
             await pool.close()
@@ -88,5 +99,6 @@ class DocumentWorkers:
 
 
 def document_workers(crawler: Crawler) -> DocumentWorkers | None:
-    """The crawl's extension (None when ``FEEDCENSUS_WORKERS`` is 0); its ``pool`` is there while the spider is open."""
+    """The crawl's extension (None when ``FEEDCENSUS_WORKERS`` is 0); its ``pool`` is there from when the
+    crawler is made until the spider closes, and None without Scrapy's asyncio reactor."""
     return crawler.get_extension(DocumentWorkers)

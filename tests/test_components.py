@@ -47,6 +47,8 @@ def crawler_for(tmp_path: Path, **settings: Any) -> Crawler:
     import crawler.settings as project
 
     base = {k: getattr(project, k) for k in dir(project) if k.isupper()}
+    # No document workers: these components run in this process, with no event loop to join a worker to.
+    base["FEEDCENSUS_WORKERS"] = 0
     crawler = get_crawler(CensusSpider, {**base, "FEEDCENSUS_OUT": str(tmp_path / "out"), **settings})
     crawler.spider = crawler._create_spider(url=["http://127.0.0.1:9/feed.xml"])
     return crawler

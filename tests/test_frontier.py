@@ -459,6 +459,7 @@ def frontier_crawler(tmp_path: Path, server: RedisServer, **settings: Any) -> Cr
             "FEEDCENSUS_JOB_ID": "j1",
             "FEEDCENSUS_WORKER_ID": "w1",
             "FEEDCENSUS_FRONTIER": server.url,
+            "FEEDCENSUS_WORKERS": 0,  # the scheduler alone, in this process: no document workers to start
             **settings,
         },
     )

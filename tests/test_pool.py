@@ -9,7 +9,9 @@ crawling process would have made itself. A crawl test checks the same through
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -43,7 +45,7 @@ from schemas.items import FeedDocument
 from schemas.pickling import by_fields
 from schemas.tables import arrow_schema, decode_rows, encode_rows
 from schemas.vocab import DateForm, Outcome
-from tests.conftest import read_table, run_cli
+from tests.conftest import REPO, read_table, run_cli
 from tests.pool_tasks import Loaded
 
 RSS = {"Content-Type": "application/rss+xml"}
@@ -171,14 +173,14 @@ def test_a_worker_builds_arrow_batches_without_importing_pandas_or_numpy() -> No
     worker refuses both (0.25 s and 45 MiB, 0.1 s and 11 MiB a worker). Nor does a worker import the crawl's
     frameworks or DuckDB."""
 
-    async def use(pool: DocumentPool) -> dict[str, bool]:
+    names = ("pyarrow", "pandas", "numpy", "duckdb", "scrapy", "twisted")
+
+    async def use(pool: DocumentPool) -> dict[str, bool] | Lost:
         parsed = await pool.run(Job(doc_of(big_feed(3))))
         assert not isinstance(parsed, Lost) and parsed.rows.encoded["items"].num_rows == 3
-        return await pool.run(Loaded(("pyarrow", "pandas", "numpy", "duckdb", "scrapy", "twisted")))
+        return await pool.run(Loaded(names))
 
-    pytest.importorskip("numpy")  # installed (for the notebooks' pandas), so there is something to keep out
-    loaded = in_pool()(use)
-    assert loaded == {n: n == "pyarrow" for n in ("pyarrow", "pandas", "numpy", "duckdb", "scrapy", "twisted")}
+    assert in_pool()(use) == {name: name == "pyarrow" for name in names}  # both installed (pyproject.toml)
 
 
 def test_a_worker_launched_before_the_event_loop_runs_is_the_one_that_answers() -> None:
@@ -215,9 +217,18 @@ def test_a_launched_worker_that_never_joined_is_stopped_with_the_pool(how: str) 
         asyncio.run(pool.close())
     else:
         pool.kill()
-    assert launched.returncode == -signal.SIGKILL and pool._launched is None
-    with pytest.raises(ProcessLookupError):
-        os.kill(launched.pid, 0)  # collected, not left a zombie
+    assert launched.returncode == -signal.SIGKILL and pool._launched is None  # collected, not left a zombie
+
+
+def test_a_launched_worker_stops_when_its_pool_is_dropped_unstarted() -> None:
+    """A crawl that failed before it opened, and whose reactor never stopped either: the pool's end stops it."""
+    pool = DocumentPool(1, timeout=30)
+    pool.launch()
+    launched = pool._launched
+    assert launched is not None and launched.poll() is None
+    del pool
+    gc.collect()
+    assert launched.returncode == -signal.SIGKILL
 
 
 def test_a_feed_with_items_seen_before_keeps_its_items_as_dicts_and_the_crawl_marks_them() -> None:
@@ -600,3 +611,33 @@ def test_what_crosses_the_pool_pickles_as_its_fields_and_comes_back_equal() -> N
         @dataclasses.dataclass(frozen=True, slots=True)
         class MoreLost(Lost):
             extra: int = 0
+
+
+#: The crawl's extension (pipelines/workers.py) as Scrapy builds it, with the asyncio reactor installed
+#: and never opening a spider (a crawl that failed before it opened); then the reactor stops.
+_EXTENSION_WITHOUT_A_CRAWL = """
+import json
+from scrapy.utils.reactor import install_reactor
+install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
+from pipelines.workers import DocumentWorkers
+
+crawler = get_crawler(settings_dict={"FEEDCENSUS_WORKERS": 1})
+extension = DocumentWorkers.from_crawler(crawler)
+launched = extension.pool._launched
+running = launched is not None and launched.poll() is None
+reactor.callLater(0, reactor.stop)
+reactor.run()
+print(json.dumps([running, launched.returncode, extension.pool is None]))
+"""
+
+
+def test_the_crawl_starts_its_first_worker_as_the_crawler_is_made_and_stops_it_with_the_reactor() -> None:
+    """Before the engine is built, the first worker is importing; a crawl that never opens its spider
+    still stops it when its reactor stops, before the process exits."""
+    out = subprocess.run(
+        [sys.executable, "-c", _EXTENSION_WITHOUT_A_CRAWL], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, -signal.SIGKILL, True]

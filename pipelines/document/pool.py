@@ -42,8 +42,8 @@ without an ``if __name__ == "__main__"`` guard would start a crawl there), and `
 a process that runs threads. Starting one costs the interpreter and the imports of the document
 code and pyarrow (0.25-0.45 s before the worker says it is ready; again only for a worker
 replaced). The crawl starts its first worker's process before its event loop runs
-(:meth:`DocumentPool.launch`), so that cost overlaps the crawl's own start: a 1-site crawl went
-from 1.94 to 1.58 s. numpy and pandas, which pyarrow would import too, are refused
+(:meth:`DocumentPool.launch`), so that cost overlaps the crawl's own start instead of holding up
+its first pages. numpy and pandas, which pyarrow would import too, are refused
 (pipelines/dataset/nopandas.py). Workers ignore SIGINT
 (the crawl decides how to stop) and exit when the crawling process goes away (their stdin closes).
 """
@@ -65,6 +65,7 @@ import struct
 import subprocess
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
@@ -103,7 +104,7 @@ T_co = TypeVar("T_co", covariant=True)
 _CLOSE_GRACE = 2.0
 _STOP = b""  # sent to a worker: exit
 _READY = b"ready"  # sent by a worker once it has imported the document code
-#: Seconds a new worker may take to start (an interpreter and the document code's imports: ~0.35 s).
+#: Seconds a new worker may take to start (an interpreter and the document code's imports: 0.25-0.45 s).
 _START_TIMEOUT = 60.0
 
 
@@ -295,6 +296,8 @@ _STOPPED = Lost(Outcome.PARSE_ERROR, "the crawl stopped before this document was
 #: A worker's program: numpy and pandas refused before pyarrow is imported (pipelines/dataset/nopandas.py),
 #: then :func:`serve`. (Not ``python -m``: the classes pickled back must be this module's, not ``__main__``'s.)
 _WORKER_MAIN = (
+    # SIGINT ignored first: a Ctrl-C while the worker imports (as the crawl starts) is the crawl's to handle
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "from pipelines.dataset.nopandas import refuse_numpy_and_pandas; refuse_numpy_and_pandas(); "
     f"from {__name__} import serve; serve()"
 )
@@ -316,6 +319,16 @@ def _launch() -> subprocess.Popen[bytes]:
     )
 
 
+def _stop(popen: subprocess.Popen[bytes]) -> None:
+    """Kill a worker process that never joined the event loop (or failed to), collect it, close its pipes."""
+    popen.kill()  # nothing when it was collected already
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(_CLOSE_GRACE)
+    for pipe in (popen.stdin, popen.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
 class _Process:
     """A worker's process as the event loop sees it: its stdin as a transport, its stdout as a stream, its exit.
 
@@ -334,11 +347,21 @@ class _Process:
 
     @classmethod
     async def attach(cls, popen: subprocess.Popen[bytes]) -> _Process:
+        """``popen`` joined to the running loop; killed and collected when that fails or is cancelled."""
         assert popen.stdin is not None and popen.stdout is not None
         loop = asyncio.get_running_loop()
         answers = asyncio.StreamReader(limit=_READ_LIMIT, loop=loop)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(answers, loop=loop), popen.stdout)
-        jobs, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+        read: asyncio.BaseTransport | None = None
+        try:
+            read, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(answers, loop=loop), popen.stdout
+            )
+            jobs, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+        except BaseException:
+            if read is not None:
+                read.close()
+            _stop(popen)
+            raise
         return cls(popen, jobs, answers)
 
     def _wait(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -369,7 +392,9 @@ class _Worker:
 
     def __init__(self, process: _Process, pool: DocumentPool) -> None:
         self.process = process
-        self.jobs = process.jobs  # written to, never drained: a worker holds at most DEPTH tasks
+        # Written to, never drained: the tasks a worker holds (at most DEPTH) wait in the pipe and, past
+        # its size, in the transport's buffer, so up to DEPTH bodies of DOWNLOAD_MAXSIZE each.
+        self.jobs = process.jobs
         self.answers = process.answers
         self.pool = pool
         self.sent: collections.deque[_Answer] = collections.deque()  # one per task written, in order
@@ -474,8 +499,7 @@ class _Worker:
     def kill(self) -> None:
         """Kill the process at once (its waiting thread collects its exit)."""
         self.gone = True
-        with contextlib.suppress(ProcessLookupError):
-            self.process.popen.kill()  # nothing when it was already collected: its pid may be another's now
+        self.process.popen.kill()  # nothing when it was already collected: its pid may be another's now
         self.jobs.close()
 
     async def stop(self) -> Usage | None:
@@ -532,12 +556,20 @@ class DocumentPool:
         self.ran = 0
         self.closed = False
         self._launched: subprocess.Popen[bytes] | None = None  # started by launch(), not yet on the loop
+        self._launch_guard: weakref.finalize[[subprocess.Popen[bytes]], DocumentPool] | None = None  # see launch()
 
     def launch(self) -> None:
         """Start the first worker's process now, before the event loop runs: it imports the document code
-        (0.25-0.45 s) while the crawl starts, and :meth:`start` joins it to the loop."""
+        (0.25-0.45 s) while the crawl starts, and :meth:`start` joins it to the loop. Should the pool be
+        dropped without being started or closed (a crawl that failed before it opened), the process is
+        stopped when the pool is collected, or at the latest when this process exits."""
         if self._launched is None and not self._all and not self.closed:
-            self._launched = _launch()
+            try:
+                self._launched = _launch()
+            except OSError as exc:  # start() tries again on the loop, where a failure is reported as before
+                logger.debug("could not start a document worker yet: %s", exc)
+                return
+            self._launch_guard = weakref.finalize(self, _stop, self._launched)
 
     async def start(self) -> None:
         """Start the first worker now (while the crawl starts) instead of with the first document."""
@@ -548,6 +580,7 @@ class DocumentPool:
         """A new worker (the one :meth:`launch` started, if there is one), counted among those running."""
         self._starting += 1
         launched, self._launched = self._launched, None
+        self._forget_launch()  # from here on, the worker is the pool's like any other
         try:
             worker = await _Worker.start(self, launched)
         finally:
@@ -675,12 +708,14 @@ class DocumentPool:
     def _unlaunch(self) -> None:
         """Stop the process :meth:`launch` started if it never joined the loop (it had no work)."""
         launched, self._launched = self._launched, None
+        self._forget_launch()
         if launched is not None:
-            launched.kill()
-            launched.wait()
-            for pipe in (launched.stdin, launched.stdout):
-                if pipe is not None:
-                    pipe.close()
+            _stop(launched)
+
+    def _forget_launch(self) -> None:
+        guard, self._launch_guard = self._launch_guard, None
+        if guard is not None:
+            guard.detach()
 
 
 class _Closed(Exception):
