@@ -61,6 +61,17 @@ builds rows and Arrow batches. The 25x-feedparser target is met by a wide margin
 tally (each element sent to its handler through a table), `walk_scope` (in `checks/walk.py`) runs the
 profile rules of one scope, `bench_parse.py (<dictcomp>)` is `pa.RecordBatch.from_pylist` for the
 round's rows.
+
+Why 0.5x is out of reach here. Building the lxml trees alone takes about two thirds of what a 0.5x round
+may take, which leaves the walk, tally, checks and rows of the round's 68,000 elements a third of it,
+about 1.5 us an element; ours spends about 11 us an element beyond building the tree. Tried on 2026-11-24:
+compiling the parser and the checks' walk (pipelines/document/feedparse.py, checks/walk.py) with mypyc,
+which turns the project's own typed Python into a C extension. Benchmark 10 (`bench_stages.py`, the
+plain and the compiled tree side by side, 5 rounds): 1,317 -> 1,052 ms a round, 0.23x -> 0.30x of
+fastfeedparser, but with 35 % fewer item rows: the compiled modules enforce the annotations at run time
+and failed on some feeds. Even if made exact, that is 1.25x, not the 2.2x the target needs; a core
+written in C or Rust is what fastfeedparser has, and what this project (pure Python on lxml, by its
+design) does not.
 """,
     "crawl": """\
 Reading the figures. The machine has 2 cores and may be shared with other work during a run (the
