@@ -200,8 +200,7 @@ def workers_setting(value: object) -> int:
 
 def _serve(jobs: Connection, answers: Connection) -> None:
     """A worker's life: say it is ready, answer jobs until told to stop (then say what it used) or the crawling
-    process goes away."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    process goes away. (SIGINT is ignored already: :data:`_WORKER_MAIN`.)"""
     answers.send_bytes(_READY)
     while True:
         try:
