@@ -23,7 +23,7 @@ import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.frontier import Frontier
-from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, feed_ends, fetch_outcomes, read_table, run_cli
 from tests.redisserver import RedisServer
 
 QUICK = [*QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--log-level", "WARNING"]
@@ -56,14 +56,10 @@ def rows(out: Path, table: str) -> list[dict[str, Any]]:
     return read_table(out, table).to_pylist()
 
 
-def outcomes(out: Path) -> Counter[tuple[str, str]]:
-    """(url, outcome) of every fetch_log row but robots.txt fetches (each process asks for its own)."""
-    return Counter((r["url"], r["outcome"]) for r in rows(out, "fetch_log") if r["outcome"] != "robots")
-
-
 def summary(out: Path) -> dict[str, Any]:
-    feeds = sorted((r["url"], r["format"], r["item_count"]) for r in rows(out, "feeds"))
-    usage = sorted((r["feed_url"], r["scope"], r["element"], r["count"]) for r in rows(out, "element_usage"))
+    ends_at = feed_ends(out)  # by the URL each feed ended at: see conftest.RACED_OUTCOMES
+    feeds = sorted((ends_at[r["url"]], r["format"], r["item_count"]) for r in rows(out, "feeds"))
+    usage = sorted((ends_at[r["feed_url"]], r["scope"], r["element"], r["count"]) for r in rows(out, "element_usage"))
     links = sorted((r["page_url"], r["href"]) for r in rows(out, "links"))
     return {"feeds": feeds, "usage": usage, "links": links, "items": len(rows(out, "items"))}
 
@@ -91,7 +87,7 @@ def test_two_processes_write_what_one_writes(redis: RedisServer, demo_server: An
     assert code_w == 0 or (code_w == 1 and "nothing usable was fetched" in log_w), log_w[-3000:]
     assert "Traceback" not in log_c + log_w
 
-    assert outcomes(shared) == outcomes(alone)
+    assert fetch_outcomes(shared) == fetch_outcomes(alone)
     assert summary(shared) == summary(alone)
     workers = rows(shared, "workers")
     assert len(workers) == 2 and {w["finish_reason"] for w in workers} == {"finished"}
