@@ -303,7 +303,7 @@ _WORKER_MAIN = (
 
 
 def _launch() -> subprocess.Popen[bytes]:
-    """Start a worker process now; :meth:`_Process.attach` joins it to the event loop.
+    """Start a worker process now; :meth:`_Worker.start` joins it to the event loop.
 
     Started with :class:`subprocess.Popen`, not :func:`asyncio.create_subprocess_exec`, so that the
     crawl can start its first worker before its event loop runs (:meth:`DocumentPool.launch`)."""
@@ -328,25 +328,42 @@ def _stop(popen: subprocess.Popen[bytes]) -> None:
             pipe.close()
 
 
-class _Process:
-    """A worker's process as the event loop sees it: its stdin as a transport, its stdout as a stream, its exit.
+class _Worker:
+    """One worker process (:func:`serve`), the jobs written to it and not yet answered (in order: it
+    answers them in the order it reads them), and the task that reads its answers on the event loop.
 
     Its exit is waited for by a thread blocked in ``waitpid`` (which does not hold the interpreter lock),
     as asyncio's own child watcher does on Python 3.11."""
 
     def __init__(
-        self, popen: subprocess.Popen[bytes], jobs: asyncio.WriteTransport, answers: asyncio.StreamReader
+        self,
+        popen: subprocess.Popen[bytes],
+        jobs: asyncio.WriteTransport,
+        answers: asyncio.StreamReader,
+        pool: DocumentPool,
     ) -> None:
         self.popen = popen
+        # Written to, never drained: the tasks a worker holds (at most DEPTH) wait in the pipe and, past
+        # its size, in the transport's buffer, so up to DEPTH bodies of DOWNLOAD_MAXSIZE each.
         self.jobs = jobs
         self.answers = answers
+        self.pool = pool
+        self.sent: collections.deque[_Answer] = collections.deque()  # one per task written, in order
+        self.ready = False  # the worker has sent _READY
+        self.gone = False  # killed, or its pipes broke: it takes no more jobs
+        self.usage: Usage | None = None  # what it said it used, when it stopped
+        self._clock: asyncio.TimerHandle | None = None  # the time limit of the job it is working on
+        self._timed_out = False
         loop = asyncio.get_running_loop()
-        self._exited: asyncio.Future[int] = loop.create_future()
+        self._exited: asyncio.Future[int] = loop.create_future()  # its exit status, once collected
         threading.Thread(target=self._wait, args=(loop,), name=f"feedcensus-worker-{popen.pid}", daemon=True).start()
+        self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def attach(cls, popen: subprocess.Popen[bytes]) -> _Process:
-        """``popen`` joined to the running loop; killed and collected when that fails or is cancelled."""
+    async def start(cls, pool: DocumentPool, launched: subprocess.Popen[bytes] | None = None) -> _Worker:
+        """A worker on the running event loop: ``launched`` (a process :func:`_launch` started before the
+        loop ran), else a new one; killed and collected when joining its pipes to the loop fails or is cancelled."""
+        popen = launched or _launch()
         assert popen.stdin is not None and popen.stdout is not None
         loop = asyncio.get_running_loop()
         answers = asyncio.StreamReader(limit=_READ_LIMIT, loop=loop)
@@ -361,9 +378,10 @@ class _Process:
                 read.close()
             _stop(popen)
             raise
-        return cls(popen, jobs, answers)
+        return cls(popen, jobs, answers, pool)
 
     def _wait(self, loop: asyncio.AbstractEventLoop) -> None:
+        """In the worker's own thread: wait for its exit, and tell the event loop."""
         code = self.popen.wait()
         with contextlib.suppress(RuntimeError):  # the event loop was closed first: nobody waits any more
             loop.call_soon_threadsafe(self._exit, code)
@@ -372,43 +390,10 @@ class _Process:
         if not self._exited.done():
             self._exited.set_result(code)
 
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    @property
-    def returncode(self) -> int | None:
-        """The exit status once the event loop has heard of it (as asyncio's ``Process.returncode``)."""
-        return self._exited.result() if self._exited.done() else None
-
-    async def wait(self) -> int:
-        return await asyncio.shield(self._exited)
-
-
-class _Worker:
-    """One worker process (:func:`serve`), the jobs written to it and not yet answered (in order: it
-    answers them in the order it reads them), and the task that reads its answers on the event loop."""
-
-    def __init__(self, process: _Process, pool: DocumentPool) -> None:
-        self.process = process
-        # Written to, never drained: the tasks a worker holds (at most DEPTH) wait in the pipe and, past
-        # its size, in the transport's buffer, so up to DEPTH bodies of DOWNLOAD_MAXSIZE each.
-        self.jobs = process.jobs
-        self.answers = process.answers
-        self.pool = pool
-        self.sent: collections.deque[_Answer] = collections.deque()  # one per task written, in order
-        self.ready = False  # the worker has sent _READY
-        self.gone = False  # killed, or its pipes broke: it takes no more jobs
-        self.usage: Usage | None = None  # what it said it used, when it stopped
-        self._clock: asyncio.TimerHandle | None = None  # the time limit of the job it is working on
-        self._timed_out = False
-        self.reader = asyncio.ensure_future(self._read())
-
-    @classmethod
-    async def start(cls, pool: DocumentPool, launched: subprocess.Popen[bytes] | None = None) -> _Worker:
-        """A worker on the running event loop: ``launched`` (a process :func:`_launch` started before the
-        loop ran), else a new one."""
-        return cls(await _Process.attach(launched or _launch()), pool)
+    async def _exit_wait(self) -> None:
+        """Wait for the worker's exit to be collected, up to :data:`_CLOSE_GRACE` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._exited), _CLOSE_GRACE)
 
     def send(self, payload: bytes) -> _Answer:
         """Write a task to the worker's stdin (the pipe holds it while the worker finishes the one before);
@@ -480,14 +465,13 @@ class _Worker:
 
     @property
     def pid(self) -> int:
-        return self.process.pid
+        return self.popen.pid
 
     async def _how_it_ended(self) -> str:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.process.wait(), _CLOSE_GRACE)
-        code = self.process.returncode
-        if code is None:
+        await self._exit_wait()
+        if not self._exited.done():
             return "no exit status"
+        code = self._exited.result()
         if code < 0:
             try:
                 return f"killed by {signal.Signals(-code).name}"
@@ -498,7 +482,7 @@ class _Worker:
     def kill(self) -> None:
         """Kill the process at once (its waiting thread collects its exit)."""
         self.gone = True
-        self.process.popen.kill()  # nothing when it was already collected: its pid may be another's now
+        self.popen.kill()  # nothing when it was already collected: its pid may be another's now
         self.jobs.close()
 
     async def stop(self) -> Usage | None:
@@ -509,11 +493,9 @@ class _Worker:
                 self.jobs.write(_frame(_STOP))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.reader), _CLOSE_GRACE + self.pool.timeout * len(self.sent))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.process.wait(), _CLOSE_GRACE)
+            await self._exit_wait()
         self.kill()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.process.wait(), _CLOSE_GRACE)
+        await self._exit_wait()
         self.reader.cancel()
         self.abandon()
         return self.usage
