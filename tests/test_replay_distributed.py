@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, fetch_outcomes, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, feed_ends, fetch_outcomes, read_table, run_cli
 from tests.redisserver import RedisServer
 
 QUICK = [*QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5", "--no-reflexive"]
@@ -59,8 +59,9 @@ def test_a_replay_shared_by_two_processes_writes_what_one_writes(tmp_path: Path)
     assert fetch_outcomes(shared) == fetch_outcomes(alone)
 
     def feeds(out: Path) -> dict[str, Any]:  # by the URL each ended at: see conftest.RACED_OUTCOMES
+        ends = feed_ends(out)
         rows = read_table(out, "feeds").to_pylist()
-        return {r["final_url"] or r["url"]: (r["format"], r["item_count"], r["content_hash"]) for r in rows}
+        return {ends[r["url"]]: (r["format"], r["item_count"], r["content_hash"]) for r in rows}
 
     assert feeds(shared) == feeds(alone)
     assert all(r["warc_filename"] for r in read_table(shared, "feeds").to_pylist())  # served from the archive
