@@ -2,8 +2,9 @@
 
 No parsing, no items, no pipelines: the response callback returns nothing. Settings come from the
 command line (``-s NAME=VALUE``) so that the benchmark gives it exactly the concurrency and download
-settings it gives ``feedcensus crawl``; ``FEEDCENSUS_SWITCH_INTERVAL``, the project's interpreter
-setting, is applied by the project's extension (crawler/extensions/switching.py), as in ``feedcensus crawl``.
+settings it gives ``feedcensus crawl``; ``FEEDCENSUS_SWITCH_INTERVAL`` and ``FEEDCENSUS_GC_THRESHOLD``, the
+project's interpreter settings, are applied by the project's extensions (crawler/extensions/switching.py
+and collection.py), as in ``feedcensus crawl``.
 
     python benchmarks/bare_spider.py URLS_FILE [-s NAME=VALUE]...
 """
@@ -69,10 +70,16 @@ def main(argv: list[str] | None = None, spider: type[Spider] = BareSpider) -> in
     for kv in args.set:
         name, _, value = kv.partition("=")
         settings[name] = value
-    if "FEEDCENSUS_SWITCH_INTERVAL" in settings:
-        # The project's interpreter setting, applied by the project's own extension, so both crawlers get
-        # it alike (without helper threads the bare spider has little for it to change).
-        settings["EXTENSIONS"] = {"crawler.extensions.switching.SwitchInterval": 0}
+    # The project's interpreter settings, applied by the project's own extensions, so both crawlers get
+    # them alike (without helper threads the bare spider has little for the switch interval to change).
+    settings["EXTENSIONS"] = {
+        path: 0
+        for name, path in (
+            ("FEEDCENSUS_SWITCH_INTERVAL", "crawler.extensions.switching.SwitchInterval"),
+            ("FEEDCENSUS_GC_THRESHOLD", "crawler.extensions.collection.GarbageCollection"),
+        )
+        if name in settings
+    }
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider)
     process.crawl(crawler, urls_file=str(args.urls_file))

@@ -37,7 +37,8 @@ from common import FEEDCENSUS, PYTHON, WORK, Measured, md_table, median, run_mea
 
 HOSTS = 100
 #: Given to every crawler: the project's own values of Scrapy's concurrency and download limits, and of the
-#: interpreter's thread switch interval (bare_spider.py enables the project's extension for it).
+#: interpreter's thread switch interval and garbage collector threshold (bare_spider.py enables the
+#: project's extensions for them).
 SHARED_SETTINGS = (
     "CONCURRENT_REQUESTS",
     "CONCURRENT_REQUESTS_PER_DOMAIN",
@@ -46,6 +47,7 @@ SHARED_SETTINGS = (
     "DOWNLOAD_MAXSIZE",
     "DOWNLOAD_WARNSIZE",
     "FEEDCENSUS_SWITCH_INTERVAL",  # the interpreter's, not Scrapy's: bare_spider.py applies it with the project's extension
+    "FEEDCENSUS_GC_THRESHOLD",  # the same: the cyclic garbage collector's, applied by the project's extension
 )
 
 

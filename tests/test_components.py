@@ -9,8 +9,10 @@ crawl tests do it); rows are read back from the writer's buffers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
+from crawler.extensions.collection import GarbageCollection
 from crawler.extensions.resume import JOURNAL_FILE, CrawlJournal, ResumeDupeFilter, read_journal
 from crawler.extensions.switching import SwitchInterval
 from crawler.fetch.inputs import read_inputs
@@ -276,24 +279,69 @@ def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(t
         sys.setswitchinterval(before)
 
 
-def test_the_interval_is_put_back_when_the_last_of_two_engines_stops(tmp_path: Path) -> None:
-    before = sys.getswitchinterval()
-    first = crawler_for(tmp_path / "a", FEEDCENSUS_SWITCH_INTERVAL=0.0007)
-    second = crawler_for(tmp_path / "b", FEEDCENSUS_SWITCH_INTERVAL=0.0007)
+#: The extensions that set an interpreter setting while the engine runs: (setting, the crawl's value,
+#: how to read the process's value, how to put the process's value back).
+PROCESS_SETTINGS = [
+    pytest.param(
+        "FEEDCENSUS_SWITCH_INTERVAL", 0.0007, sys.getswitchinterval, sys.setswitchinterval, id="switch-interval"
+    ),
+    pytest.param(
+        "FEEDCENSUS_GC_THRESHOLD",
+        12345,
+        lambda: gc.get_threshold()[0],
+        lambda value: (gc.set_threshold(value), gc.unfreeze()),
+        id="gc-threshold",
+    ),
+]
+
+
+@pytest.mark.parametrize(("setting", "value", "read", "put_back"), PROCESS_SETTINGS)
+def test_the_process_value_is_put_back_when_the_last_of_two_engines_stops(
+    tmp_path: Path, setting: str, value: float, read: Callable[[], float], put_back: Callable[[float], object]
+) -> None:
+    before = read()
+    first = crawler_for(tmp_path / "a", **{setting: value})
+    second = crawler_for(tmp_path / "b", **{setting: value})
     try:
         first.signals.send_catch_log(signals.engine_started)
         second.signals.send_catch_log(signals.engine_started)
         first.signals.send_catch_log(signals.engine_stopped)
-        assert sys.getswitchinterval() == pytest.approx(0.0007)  # the second still runs
+        assert read() == pytest.approx(value)  # the second still runs
         second.signals.send_catch_log(signals.engine_stopped)
-        assert sys.getswitchinterval() == pytest.approx(before)
+        assert read() == pytest.approx(before)
     finally:
-        sys.setswitchinterval(before)
+        put_back(before)
 
 
 def test_a_switch_interval_of_zero_leaves_the_interval_alone(tmp_path: Path) -> None:
     with pytest.raises(NotConfigured):
         SwitchInterval.from_crawler(crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0))
+
+
+# --- the garbage collection extension --------------------------------------------------------
+
+
+def test_the_collector_threshold_is_the_crawls_while_the_engine_runs_then_put_back(tmp_path: Path) -> None:
+    crawler = crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=12345)
+    assert crawler.get_extension(GarbageCollection) is not None  # enabled by the project's settings
+    before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
+    try:
+        crawler.signals.send_catch_log(signals.engine_stopped)  # a stop without a start changes nothing
+        assert gc.get_threshold() == before
+        crawler.signals.send_catch_log(signals.engine_started)
+        assert gc.get_threshold() == (12345, before[1], before[2])
+        assert gc.get_freeze_count() > frozen_before  # what the crawl's start made is out of the collector's sight
+        crawler.signals.send_catch_log(signals.engine_stopped)
+        assert gc.get_threshold() == before
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
+def test_a_collector_threshold_of_zero_leaves_the_collector_alone(tmp_path: Path) -> None:
+    with pytest.raises(NotConfigured):
+        GarbageCollection.from_crawler(crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=0))
 
 
 # --- the stats collector ---------------------------------------------------------------------------

@@ -18,10 +18,11 @@ its own value back.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
-from scrapy import signals
 from scrapy.exceptions import NotConfigured
+
+from crawler.extensions.scoped import WhileEngineRuns
 
 if TYPE_CHECKING:
     from typing import Self
@@ -29,39 +30,26 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 
-class SwitchInterval:
+class SwitchInterval(WhileEngineRuns):
     """Sets ``sys.setswitchinterval`` while the engine runs (a Scrapy extension)."""
 
-    #: Engines of this process running with an interval set, and the interval found before the first.
-    _running: ClassVar[int] = 0
-    _before: ClassVar[float | None] = None
-
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, crawler: Crawler, seconds: float) -> None:
+        super().__init__(crawler)
         self.seconds = seconds
-        self.started = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         seconds = crawler.settings.getfloat("FEEDCENSUS_SWITCH_INTERVAL")
         if seconds <= 0:
             raise NotConfigured
-        extension = cls(seconds)
-        crawler.signals.connect(extension.engine_started, signal=signals.engine_started)
-        crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
-        return extension
+        return cls(crawler, seconds)
 
-    def engine_started(self) -> None:
-        if SwitchInterval._running == 0:
-            SwitchInterval._before = sys.getswitchinterval()
-        SwitchInterval._running += 1
-        self.started = True
+    def save(self) -> float:
+        return sys.getswitchinterval()
+
+    def apply(self) -> None:
         sys.setswitchinterval(self.seconds)
 
-    def engine_stopped(self) -> None:
-        if not self.started:
-            return
-        self.started = False
-        SwitchInterval._running -= 1
-        if SwitchInterval._running == 0 and SwitchInterval._before is not None:
-            sys.setswitchinterval(SwitchInterval._before)
-            SwitchInterval._before = None
+    def restore(self, saved: object) -> None:
+        assert isinstance(saved, float)
+        sys.setswitchinterval(saved)
