@@ -198,7 +198,11 @@ server and the worker take its core when they wake), and was idle 0.4 s; the bar
 0.01 s (96 switches), because its machine has a core to spare for the server. Pinning the reactor and
 the worker to a core each did not change that (1.9 s), nor did a lower priority for the worker. With py-spy `--gil`, 82 % of the reactor
 thread's samples hold no frame of the project at all (Scrapy, Twisted and asyncio for the same
-responses as the bare spider plus the census's items and requests), 18 % do.
+responses as the bare spider plus the census's items and requests), 18 % do. This run against the
+one before it (at 69ffdcd): at 10,000 sites ours 15,959 -> 18,267 responses a minute, the bare spider
+22,213 -> 26,654; at 1,000 sites ours 14,196 -> 14,828, bare 17,820 -> 20,592. Both ran faster, the
+bare spider more, so the ratios are lower (0.72x -> 0.69x and 0.79x -> 0.72x): between runs only the
+paired rounds inside one run compare.
 
 Where the 0.75x target stands: the census's own work is about a quarter of the crawling process's
 samples (py-spy, 3,000 sites), spread over some twenty functions of 1-3 % each (autodiscovery's
