@@ -4,7 +4,7 @@ No parsing, no items, no pipelines: the response callback returns nothing. Setti
 command line (``-s NAME=VALUE``) so that the benchmark gives it exactly the concurrency and download
 settings it gives ``feedcensus crawl``; ``FEEDCENSUS_SWITCH_INTERVAL`` and ``FEEDCENSUS_GC_THRESHOLD``, the
 project's interpreter settings, are applied by the project's extensions (crawler/extensions/switching.py
-and collection.py), as in ``feedcensus crawl``.
+and gc_threshold.py), as in ``feedcensus crawl``.
 
     python benchmarks/bare_spider.py URLS_FILE [-s NAME=VALUE]...
 """
@@ -70,16 +70,20 @@ def main(argv: list[str] | None = None, spider: type[Spider] = BareSpider) -> in
     for kv in args.set:
         name, _, value = kv.partition("=")
         settings[name] = value
-    # The project's interpreter settings, applied by the project's own extensions, so both crawlers get
-    # them alike (without helper threads the bare spider has little for the switch interval to change).
-    settings["EXTENSIONS"] = {
-        path: 0
-        for name, path in (
-            ("FEEDCENSUS_SWITCH_INTERVAL", "crawler.extensions.switching.SwitchInterval"),
-            ("FEEDCENSUS_GC_THRESHOLD", "crawler.extensions.collection.GarbageCollection"),
-        )
-        if name in settings
-    }
+    # The project's interpreter settings, applied by the project's own extensions, so every crawler of the
+    # benchmark gets them alike (without helper threads the bare spider has little for the switch interval
+    # to change). Unless extensions were given with -s EXTENSIONS=...
+    settings.setdefault(
+        "EXTENSIONS",
+        {
+            path: 0
+            for name, path in (
+                ("FEEDCENSUS_SWITCH_INTERVAL", "crawler.extensions.switching.SwitchInterval"),
+                ("FEEDCENSUS_GC_THRESHOLD", "crawler.extensions.gc_threshold.GcThreshold"),
+            )
+            if name in settings
+        },
+    )
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider)
     process.crawl(crawler, urls_file=str(args.urls_file))

@@ -187,7 +187,7 @@ Changes of 2026-11-24, later: the garbage collector, and where the reactor's tim
 collector took 1.07 s of a 5,000-site crawl's 29 s of reactor CPU (timed with `gc.callbacks`) while
 finding only about 6,000 objects in cycles: at its default threshold it ran about 800 times, and its
 full collections walk every live object. The crawl now runs it every 10,000 new objects and freezes
-what exists when the engine starts (`FEEDCENSUS_GC_THRESHOLD`, crawler/extensions/collection.py):
+what exists when the engine starts (`FEEDCENSUS_GC_THRESHOLD`, crawler/extensions/gc_threshold.py):
 0.04 s in 10 runs. The bare and shaped spiders get the same setting through the same extension (the
 bare spider's collector took 0.16 s of its 21 s). The sniffer no longer reads the namespaces a feed's
 root declares when the root has no prefix (24 -> 15 us a document). Paired 5,000-site crawls, 4 rounds,

@@ -140,8 +140,8 @@ EXTENSIONS = {
     # listed extension, and that module imports redis and scrapy_redis, 0.1 s at every crawl's start.)
     # FEEDCENSUS_SWITCH_INTERVAL for the life of the engine (crawler/extensions/switching.py).
     "crawler.extensions.switching.SwitchInterval": 530,
-    # FEEDCENSUS_GC_THRESHOLD for the life of the engine (crawler/extensions/collection.py).
-    "crawler.extensions.collection.GarbageCollection": 540,
+    # FEEDCENSUS_GC_THRESHOLD for the life of the engine (crawler/extensions/gc_threshold.py).
+    "crawler.extensions.gc_threshold.GcThreshold": 540,
 }
 # Scrapy default: scrapy.statscollectors.MemoryStatsCollector. The same collector without the
 # attribute lookup Scrapy 2.19 added to warn about a deprecated argument: 4.8 -> 0.22 us a call, 17
@@ -167,10 +167,10 @@ WARN_ON_GENERATOR_RETURN_VALUE = False
 # the dataset then holds it for up to this long. 0.5 ms: a faster crawl in paired runs
 # (benchmarks/RESULTS.md, benchmark 2, the what-if columns). 0: the interval is left alone.
 FEEDCENSUS_SWITCH_INTERVAL = 0.0005
-# Python default: 700 (gc.set_threshold). New container objects between two runs of the cyclic garbage
-# collector's young generation; the objects that exist when the engine starts are frozen out of its
-# sight too. 10,000: the collector took 1.07 s of a 5,000-site crawl's 29 s of reactor CPU at 700,
-# 0.04 s at 10,000 (crawler/extensions/collection.py). 0: the thresholds are left alone.
+# Python default (CPython 3.11): 700 (gc.set_threshold). The young generation's threshold of the cyclic
+# garbage collector while the engine runs; the objects alive when it starts are frozen out of the
+# collector's sight too (gc.freeze). The collector took 1.07 s of a 5,000-site crawl's 29 s of reactor
+# CPU with Python's defaults, 0.04 s with these (crawler/extensions/gc_threshold.py). 0: left alone.
 FEEDCENSUS_GC_THRESHOLD = 10000
 # Scrapy default: "DEBUG". INFO keeps scheduled jobs' logs readable. It is the level of the log
 # (`scrapy crawl`, or `feedcensus crawl --log-file`); `feedcensus crawl` shows only warnings and

@@ -12,7 +12,7 @@ import asyncio
 import gc
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
-from crawler.extensions.collection import GarbageCollection
+from crawler.extensions.gc_threshold import GcThreshold
+from crawler.extensions.interpreter import _HELD
 from crawler.extensions.resume import JOURNAL_FILE, CrawlJournal, ResumeDupeFilter, read_journal
 from crawler.extensions.switching import SwitchInterval
 from crawler.fetch.inputs import read_inputs
@@ -260,57 +261,76 @@ def test_the_duplicate_filter_drops_what_the_dataset_says_is_written(tmp_path: P
     assert dupefilter.request_seen(Request("http://a.example/new"))
 
 
-# --- the switch interval extension ---------------------------------------------------------
+# --- the interpreter settings a crawl holds while its engine runs -------------------------------
 
 
-def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(tmp_path: Path) -> None:
+@pytest.fixture
+def interpreter() -> Iterator[None]:
+    """Puts the process's switch interval and garbage collector back after the test, whatever it did,
+    and forgets the engines the extensions counted (so a failed test does not leave a count behind)."""
+    interval, thresholds, frozen = sys.getswitchinterval(), gc.get_threshold(), gc.get_freeze_count()
+    yield
+    sys.setswitchinterval(interval)
+    gc.set_threshold(*thresholds)
+    if frozen == 0:
+        gc.unfreeze()
+    _HELD.clear()
+
+
+def engines(tmp_path: Path, n: int, **settings: Any) -> list[Crawler]:
+    return [crawler_for(tmp_path / str(i), **settings) for i in range(n)]
+
+
+def test_the_switch_interval_is_the_crawls_while_the_engine_runs_then_put_back(
+    tmp_path: Path, interpreter: None
+) -> None:
     crawler = crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0.0007)
-    extension = crawler.get_extension(SwitchInterval)
-    assert extension is not None  # enabled by the project's settings
+    assert crawler.get_extension(SwitchInterval) is not None  # enabled by the project's settings
     before = sys.getswitchinterval()
-    try:
-        crawler.signals.send_catch_log(signals.engine_stopped)  # a stop without a start changes nothing
-        assert sys.getswitchinterval() == pytest.approx(before)
-        crawler.signals.send_catch_log(signals.engine_started)
-        assert sys.getswitchinterval() == pytest.approx(0.0007)
-        crawler.signals.send_catch_log(signals.engine_stopped)
-        assert sys.getswitchinterval() == pytest.approx(before)
-    finally:
-        sys.setswitchinterval(before)
+    crawler.signals.send_catch_log(signals.engine_stopped)  # a stop without a start changes nothing
+    assert sys.getswitchinterval() == pytest.approx(before)
+    crawler.signals.send_catch_log(signals.engine_started)
+    assert sys.getswitchinterval() == pytest.approx(0.0007)
+    crawler.signals.send_catch_log(signals.engine_stopped)
+    assert sys.getswitchinterval() == pytest.approx(before)
 
 
-#: The extensions that set an interpreter setting while the engine runs: (setting, the crawl's value,
-#: how to read the process's value, how to put the process's value back).
+#: The extensions that set an interpreter setting while the engine runs: (setting, the crawl's value, how
+#: to read the process's value). (crawler_for gives every crawler both extensions; the fixture puts both back.)
 PROCESS_SETTINGS = [
-    pytest.param(
-        "FEEDCENSUS_SWITCH_INTERVAL", 0.0007, sys.getswitchinterval, sys.setswitchinterval, id="switch-interval"
-    ),
-    pytest.param(
-        "FEEDCENSUS_GC_THRESHOLD",
-        12345,
-        lambda: gc.get_threshold()[0],
-        lambda value: (gc.set_threshold(value), gc.unfreeze()),
-        id="gc-threshold",
-    ),
+    pytest.param("FEEDCENSUS_SWITCH_INTERVAL", 0.0007, sys.getswitchinterval, id="switch-interval"),
+    pytest.param("FEEDCENSUS_GC_THRESHOLD", 12345, lambda: gc.get_threshold()[0], id="gc-threshold"),
 ]
 
 
-@pytest.mark.parametrize(("setting", "value", "read", "put_back"), PROCESS_SETTINGS)
+@pytest.mark.parametrize(("setting", "value", "read"), PROCESS_SETTINGS)
 def test_the_process_value_is_put_back_when_the_last_of_two_engines_stops(
-    tmp_path: Path, setting: str, value: float, read: Callable[[], float], put_back: Callable[[float], object]
+    tmp_path: Path, interpreter: None, setting: str, value: float, read: Callable[[], float]
 ) -> None:
     before = read()
-    first = crawler_for(tmp_path / "a", **{setting: value})
-    second = crawler_for(tmp_path / "b", **{setting: value})
-    try:
-        first.signals.send_catch_log(signals.engine_started)
-        second.signals.send_catch_log(signals.engine_started)
-        first.signals.send_catch_log(signals.engine_stopped)
-        assert read() == pytest.approx(value)  # the second still runs
-        second.signals.send_catch_log(signals.engine_stopped)
-        assert read() == pytest.approx(before)
-    finally:
-        put_back(before)
+    first, second = engines(tmp_path, 2, **{setting: value})
+    first.signals.send_catch_log(signals.engine_started)
+    second.signals.send_catch_log(signals.engine_started)
+    first.signals.send_catch_log(signals.engine_stopped)
+    assert read() == pytest.approx(value)  # the second still runs
+    second.signals.send_catch_log(signals.engine_stopped)
+    assert read() == pytest.approx(before)
+
+
+def test_a_subclass_counts_its_engines_with_the_extension_it_extends(tmp_path: Path, interpreter: None) -> None:
+    class Slower(SwitchInterval):
+        pass
+
+    first, second = engines(tmp_path, 2, FEEDCENSUS_SWITCH_INTERVAL=0)  # the project's extension off
+    before = sys.getswitchinterval()
+    extensions = [SwitchInterval(first, 0.0007), Slower(second, 0.0009)]  # kept: signals hold weak references
+    first.signals.send_catch_log(signals.engine_started)
+    second.signals.send_catch_log(signals.engine_started)
+    assert sys.getswitchinterval() == pytest.approx(0.0007)  # the first engine's value holds
+    first.signals.send_catch_log(signals.engine_stopped)
+    second.signals.send_catch_log(signals.engine_stopped)
+    assert sys.getswitchinterval() == pytest.approx(before)
+    assert not any(extension.started for extension in extensions)
 
 
 def test_a_switch_interval_of_zero_leaves_the_interval_alone(tmp_path: Path) -> None:
@@ -318,30 +338,43 @@ def test_a_switch_interval_of_zero_leaves_the_interval_alone(tmp_path: Path) -> 
         SwitchInterval.from_crawler(crawler_for(tmp_path, FEEDCENSUS_SWITCH_INTERVAL=0))
 
 
-# --- the garbage collection extension --------------------------------------------------------
+def test_the_collector_threshold_is_the_crawls_while_the_engine_runs_then_put_back(
+    tmp_path: Path, interpreter: None
+) -> None:
+    gc.unfreeze()  # a process that froze nothing itself
+    first, second = engines(tmp_path, 2, FEEDCENSUS_GC_THRESHOLD=12345)
+    assert first.get_extension(GcThreshold) is not None  # enabled by the project's settings
+    before = gc.get_threshold()
+    first.signals.send_catch_log(signals.engine_stopped)  # a stop without a start changes nothing
+    assert gc.get_threshold() == before
+    first.signals.send_catch_log(signals.engine_started)
+    assert gc.get_threshold() == (12345, before[1], before[2])
+    frozen = gc.get_freeze_count()
+    assert frozen > 0  # the live objects are out of the collector's sight
+    second.signals.send_catch_log(signals.engine_started)
+    first.signals.send_catch_log(signals.engine_stopped)
+    # Still frozen while the second engine runs (the count only falls: a frozen object can still be freed).
+    assert 0 < gc.get_freeze_count() <= frozen
+    second.signals.send_catch_log(signals.engine_stopped)
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0  # handed back to the collector
 
 
-def test_the_collector_threshold_is_the_crawls_while_the_engine_runs_then_put_back(tmp_path: Path) -> None:
-    crawler = crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=12345)
-    assert crawler.get_extension(GarbageCollection) is not None  # enabled by the project's settings
-    before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
-    try:
-        crawler.signals.send_catch_log(signals.engine_stopped)  # a stop without a start changes nothing
-        assert gc.get_threshold() == before
-        crawler.signals.send_catch_log(signals.engine_started)
-        assert gc.get_threshold() == (12345, before[1], before[2])
-        assert gc.get_freeze_count() > frozen_before  # what the crawl's start made is out of the collector's sight
-        crawler.signals.send_catch_log(signals.engine_stopped)
-        assert gc.get_threshold() == before
-        assert gc.get_freeze_count() == 0
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
+def test_a_process_that_froze_objects_itself_keeps_its_freeze(tmp_path: Path, interpreter: None) -> None:
+    gc.freeze()
+    crawler = crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=12345)  # thousands of objects, not frozen
+    frozen = gc.get_freeze_count()  # (it only falls from here: a frozen object can still be freed)
+    crawler.signals.send_catch_log(signals.engine_started)
+    assert gc.get_threshold()[0] == 12345  # the threshold is the crawl's all the same
+    assert gc.get_freeze_count() <= frozen  # the crawler's objects were not frozen by the crawl
+    crawler.signals.send_catch_log(signals.engine_stopped)
+    assert gc.get_freeze_count() > 0  # and the process's freeze was not undone
+    gc.unfreeze()
 
 
 def test_a_collector_threshold_of_zero_leaves_the_collector_alone(tmp_path: Path) -> None:
     with pytest.raises(NotConfigured):
-        GarbageCollection.from_crawler(crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=0))
+        GcThreshold.from_crawler(crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=0))
 
 
 # --- the stats collector ---------------------------------------------------------------------------

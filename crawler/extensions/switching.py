@@ -18,38 +18,20 @@ its own value back.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
-from scrapy.exceptions import NotConfigured
-
-from crawler.extensions.scoped import WhileEngineRuns
-
-if TYPE_CHECKING:
-    from typing import Self
-
-    from scrapy.crawler import Crawler
+from crawler.extensions.interpreter import InterpreterSetting
 
 
-class SwitchInterval(WhileEngineRuns):
+class SwitchInterval(InterpreterSetting[float]):
     """Sets ``sys.setswitchinterval`` while the engine runs (a Scrapy extension)."""
 
-    def __init__(self, crawler: Crawler, seconds: float) -> None:
-        super().__init__(crawler)
-        self.seconds = seconds
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        seconds = crawler.settings.getfloat("FEEDCENSUS_SWITCH_INTERVAL")
-        if seconds <= 0:
-            raise NotConfigured
-        return cls(crawler, seconds)
+    setting = "FEEDCENSUS_SWITCH_INTERVAL"
 
     def save(self) -> float:
         return sys.getswitchinterval()
 
     def apply(self) -> None:
-        sys.setswitchinterval(self.seconds)
+        sys.setswitchinterval(self.value)
 
-    def restore(self, saved: object) -> None:
-        assert isinstance(saved, float)
+    def restore(self, saved: float) -> None:
         sys.setswitchinterval(saved)

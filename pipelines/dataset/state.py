@@ -290,6 +290,7 @@ def _decode_row(text: str) -> dict[str, Any]:
 def _nonempty(values: pa.Array[Any]) -> pa.Array[Any]:
     """The strings, with empty ones as null."""
     import pyarrow.compute as pc  # imported here, as in the other builders: a first crawl builds no index (60 ms)
+
     # Scalars made here, not at import: pa.scalar imports pandas (0.2 s), which a first job never needs.
     empty, null = pa.scalar("", pa.string()), pa.scalar(None, pa.string())
     result: pa.Array[Any] = pc.if_else(pc.equal(values, empty), null, values)
@@ -298,6 +299,7 @@ def _nonempty(values: pa.Array[Any]) -> pa.Array[Any]:
 
 def _as_us(values: pa.Array[Any]) -> list[int | None]:
     import pyarrow.compute as pc
+
     result: list[int | None] = pc.cast(values, pa.int64()).to_pylist()
     return result
 
@@ -340,6 +342,7 @@ def _index_feeds(conn: sqlite3.Connection, db: str, out: str, job: str, order: i
 
 def _index_fetch_log(conn: sqlite3.Connection, db: str, out: str, job: str, order: int) -> None:
     import pyarrow.compute as pc
+
     sql = _UPSERT_FETCH.format(db=db)
     for whole in _batches(out, "fetch_log", job, ["url", "fetched_at", "status", "retry_after"]):
         # Only answers count: a not_due, duplicate or network-error row (no status) does not hide
@@ -362,6 +365,7 @@ def _index_fetch_log(conn: sqlite3.Connection, db: str, out: str, job: str, orde
 def _index_items(conn: sqlite3.Connection, db: str, out: str, job: str) -> None:
     """Upsert the job's item identities into ``seen``; keep its items' dates as each feed's latest parse."""
     import pyarrow.compute as pc
+
     upsert = _UPSERT_SEEN.format(db=db)
     columns = ["feed_url", "identity", "guid", "link", "content_hash", "pub_date"]
     for batch in _batches(out, "items", job, columns):

@@ -184,7 +184,7 @@ def _root(text: str, pos: int, *, whole: bool) -> Sniffed:
     if local not in _FEED_ROOTS:
         return Sniffed.OTHER
     if not prefix and local != "RDF":
-        return Sniffed.FEED  # the namespaces it declares change nothing (read only when they can: most feeds)
+        return Sniffed.FEED  # no prefix to check and not RDF: the namespaces it declares cannot change the verdict
     decls = _declarations(text, m.end())
     if decls is not None and prefix and prefix not in decls:
         return Sniffed.OTHER  # an undeclared prefix: the parser's root is named "x:rss", not rss
