@@ -10,7 +10,7 @@ back sooner; the price is more forced switches for the helpers, whose work is no
 ``benchmarks/RESULTS.md`` (benchmark 2: the what-if columns run the same crawl with Python's 5 ms).
 ``0`` (or less) turns this off: the interval is left as the process has it.
 
-The interval is the interpreter's, not the crawl's: it is set when an engine starts and put back when
+The interval is the interpreter's, not the crawl's: it is set when the first engine starts and put back when
 the last engine running in the process stops, so a process that runs a crawl among other work gets
 its own value back.
 """
