@@ -253,6 +253,18 @@ than the 28-day window, so each one's next fetch is `--max-interval` (24 h) afte
 a `not_due` row saying so.
 """,
     "distributed": """\
+Since the run of 2026-11-22 each crawl process has its document worker (`FEEDCENSUS_WORKERS`, by
+default cores - 1: one on this machine), which takes the per-feed and per-page work off the reactor.
+A single plain crawl now keeps 1.84 of the 2 cores busy, so a second crawl process has little left
+to use here: two workers on a seeded job reach 1.23x one (1.82x before the pool), a coordinator and
+a worker 1.16x (1.64x), and two processes on a frontier run at 0.82x one plain crawl. The targets
+of 1.7x were set for one busy core per process; on a machine with more cores than a process and its
+workers use, `--frontier` adds what this one cannot show. A single process on the frontier fell from
+0.89x to 0.70x of the plain crawl and kept only 1.42 cores busy: its reactor, now lighter, waits more
+of its time on the frontier's Redis round trips (about 2 a response, a push and a pop, each a Lua
+script run through a blocking Redis client on the reactor thread: crawler/frontier.py). Found in this
+run and left for a later change: taking several requests per round trip would cut those waits.
+
 Coordinator + worker: the coordinator first queues every input (its scheduler takes nothing from the
 frontier until `start()` is exhausted), then crawls like any worker, so the worker finds the queue
 full as soon as it joins and the two split the requests about evenly (responses per process). Before
