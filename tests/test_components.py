@@ -372,6 +372,13 @@ def test_a_process_that_froze_objects_itself_keeps_its_freeze(tmp_path: Path, in
     gc.unfreeze()
 
 
+def test_a_fractional_collector_threshold_does_not_turn_collection_off(tmp_path: Path, interpreter: None) -> None:
+    crawler = crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=0.5)
+    crawler.signals.send_catch_log(signals.engine_started)
+    assert gc.get_threshold()[0] == 1  # not 0, which would stop automatic collection
+    crawler.signals.send_catch_log(signals.engine_stopped)
+
+
 def test_a_collector_threshold_of_zero_leaves_the_collector_alone(tmp_path: Path) -> None:
     with pytest.raises(NotConfigured):
         GcThreshold.from_crawler(crawler_for(tmp_path, FEEDCENSUS_GC_THRESHOLD=0))

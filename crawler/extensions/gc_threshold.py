@@ -45,7 +45,8 @@ class GcThreshold(InterpreterSetting[Collector]):
         thresholds = gc.get_threshold()
         if gc.get_freeze_count() == 0:  # else the process froze objects itself: leave its freeze alone
             gc.freeze()  # the imported code, the settings, the components: they live as long as the crawl
-        gc.set_threshold(int(self.value), thresholds[1], thresholds[2])
+        # At least 1: a threshold of 0 (a setting of 0.5, say) would turn automatic collection off altogether.
+        gc.set_threshold(max(int(self.value), 1), thresholds[1], thresholds[2])
 
     def restore(self, saved: Collector) -> None:
         gc.set_threshold(*saved.thresholds)
