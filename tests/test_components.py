@@ -369,7 +369,6 @@ def test_a_process_that_froze_objects_itself_keeps_its_freeze(tmp_path: Path, in
     assert gc.get_freeze_count() <= frozen  # the crawler's objects were not frozen by the crawl
     crawler.signals.send_catch_log(signals.engine_stopped)
     assert gc.get_freeze_count() > 0  # and the process's freeze was not undone
-    gc.unfreeze()
 
 
 def test_a_fractional_collector_threshold_does_not_turn_collection_off(tmp_path: Path, interpreter: None) -> None:

@@ -38,15 +38,13 @@ class GcThreshold(InterpreterSetting[Collector]):
 
     setting = "FEEDCENSUS_GC_THRESHOLD"
 
-    def save(self) -> Collector:
-        return Collector(gc.get_threshold(), froze=gc.get_freeze_count() == 0)
-
-    def apply(self) -> None:
-        thresholds = gc.get_threshold()
-        if gc.get_freeze_count() == 0:  # else the process froze objects itself: leave its freeze alone
+    def apply(self) -> Collector:
+        before = Collector(gc.get_threshold(), froze=gc.get_freeze_count() == 0)
+        if before.froze:  # else the process froze objects itself: leave its freeze alone
             gc.freeze()  # the imported code, the settings, the components: they live as long as the crawl
         # At least 1: a threshold of 0 (a setting of 0.5, say) would turn automatic collection off altogether.
-        gc.set_threshold(max(int(self.value), 1), thresholds[1], thresholds[2])
+        gc.set_threshold(max(int(self.value), 1), *before.thresholds[1:])
+        return before
 
     def restore(self, saved: Collector) -> None:
         gc.set_threshold(*saved.thresholds)

@@ -40,8 +40,8 @@ _HELD: dict[str, _Held] = {}
 
 
 class InterpreterSetting(Generic[T]):
-    """Subclasses name their setting and say what they save, apply and put back; this class reads the
-    setting (a number; 0 or less: the extension is off) and counts the engines."""
+    """Subclasses name their setting and say how to apply it (returning what the process had) and put
+    it back; this class reads the setting (a number; 0 or less: the extension is off) and counts the engines."""
 
     #: The crawl setting this extension applies (the key its engines are counted under).
     setting: ClassVar[str]
@@ -59,23 +59,18 @@ class InterpreterSetting(Generic[T]):
             raise NotConfigured
         return cls(crawler, value)
 
-    def save(self) -> T:
-        """What the process has now."""
-        raise NotImplementedError
-
-    def apply(self) -> None:
-        """Set the crawl's value."""
+    def apply(self) -> T:
+        """Set the crawl's value; return what the process had, for :meth:`restore`."""
         raise NotImplementedError
 
     def restore(self, saved: T) -> None:
-        """Put back what :meth:`save` returned."""
+        """Put back what :meth:`apply` returned."""
         raise NotImplementedError
 
     def engine_started(self) -> None:
         held = _HELD.setdefault(self.setting, _Held())
         if held.running == 0:
-            held.saved = self.save()
-            self.apply()
+            held.saved = self.apply()
         held.running += 1
         self.started = True
 

@@ -27,11 +27,10 @@ class SwitchInterval(InterpreterSetting[float]):
 
     setting = "FEEDCENSUS_SWITCH_INTERVAL"
 
-    def save(self) -> float:
-        return sys.getswitchinterval()
-
-    def apply(self) -> None:
+    def apply(self) -> float:
+        before = sys.getswitchinterval()
         sys.setswitchinterval(self.value)
+        return before
 
     def restore(self, saved: float) -> None:
         sys.setswitchinterval(saved)
