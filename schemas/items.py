@@ -7,7 +7,7 @@ them imports Scrapy, so the pipelines' logic can be tested on them directly.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
@@ -64,7 +64,13 @@ class FetchContext:
         return FetchContext(via=via, source=source, depth=self.depth + 1, kind=kind, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Via | Expect) else v) for k, v in asdict(self).items()}
+        return {
+            "via": str(self.via),
+            "source": self.source,
+            "depth": self.depth,
+            "kind": str(self.kind),
+            "include_depth": self.include_depth,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FetchContext:

@@ -9,6 +9,7 @@ crawl tests do it); rows are read back from the writer's buffers.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import json
 import sys
@@ -120,6 +121,10 @@ def test_requests_carry_their_context_and_go_breadth_first() -> None:
     child = ctx.child(Via.AUTODISCOVERY, "http://a.example/", Expect.FEED)
     assert (child.depth, child.via, child.include_depth) == (4, Via.AUTODISCOVERY, 0)
     assert FetchContext.from_json(json.loads(json.dumps(ctx.to_json()))) == ctx
+    nested = FetchContext(via=Via.OPML, source=None, depth=2, kind=Expect.OPML, include_depth=2)
+    assert FetchContext.from_json(json.loads(json.dumps(nested.to_json()))) == nested
+    # to_json names every field (a field added to the class and not to to_json would be lost in a journal)
+    assert list(ctx.to_json()) == [f.name for f in dataclasses.fields(FetchContext)]
 
 
 # --- the spider -------------------------------------------------------------------------
