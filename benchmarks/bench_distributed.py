@@ -305,16 +305,16 @@ class Pusher:
         self.frontier = Frontier.connect(url, job, "bench-pusher")
         self.queue = FrontierQueue(self.frontier, self.spider, RequestCodec())
 
-    def push(self, url: str, ctx: Any) -> int:
+    def push(self, url: str, ctx: Any, *, is_input: bool = False) -> int:
         """Queue one request; the size of its queue entry (URL, newline, request JSON)."""
         from crawler.requests import make_request
 
         request = make_request(url, ctx, callback=self.spider.parse, errback=self.spider.on_error)
-        self.queue.push(request, self.fingerprint(request).hex())
+        self.queue.push(request, self.fingerprint(request).hex(), is_input=is_input)
         return len(url) + 1 + len(self.queue.encode(request))
 
     def seed(self, home: str) -> int:
-        return self.push(home, self.contexts[home])
+        return self.push(home, self.contexts[home], is_input=True)
 
     def feed(self, home: str, feed: str) -> int:
         from schemas.items import Expect, Via

@@ -19,8 +19,9 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them). A scheduled re-crawl
   is a new job, so it never inherits the previous one's duplicate filter; :meth:`Frontier.finish`
   makes every key of a job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
-- **Leases.** Popping a request leases its URL to the worker, in one Lua script (one
-  round trip): a worker killed with SIGKILL loses nothing, because a worker whose
+- **Leases.** Taking requests leases their URLs to the worker, in one Lua script (one
+  round trip for up to ``FEEDCENSUS_FRONTIER_PREFETCH`` requests, handed to Scrapy one by
+  one): a worker killed with SIGKILL loses nothing, because a worker whose
   heartbeat is older than ``FEEDCENSUS_FRONTIER_LEASE`` seconds is dead and any live
   worker puts what it held back in the queue (:meth:`Frontier.requeue_dead`). A lease
   ends when a request standing for the URL is queued (a redirect target, a retry), or
@@ -46,7 +47,15 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
 - **Seeding first.** The coordinator (the process with inputs) queues every input before it
   takes any request itself (:attr:`FrontierWorker.seeding`); Scrapy reads ``start()`` lazily,
   so otherwise each input would be popped again by the coordinator as soon as it was pushed
-  and the other workers would find the queue empty.
+  and the other workers would find the queue empty. Inputs are queued behind every request
+  found in a response (:data:`INPUT_WAIT`), as a crawl without a frontier gives Scrapy an
+  input only when its scheduler has run empty.
+- **Pushes in batches.** The scheduler holds back the requests the engine gives it and pushes
+  them in one round trip (:meth:`FrontierScheduler.push_pending`): inputs :data:`PUSH_BATCH` at
+  a time; the requests responses make with the next take from the queue, after
+  :data:`PUSH_DELAY` seconds, and before any lease is released, so a page's lease still ends
+  only once the requests it made are queued. A duplicate among them is dropped when its batch
+  goes (Scrapy's ``request_dropped`` signal, sent as the engine sends it).
 - **The end of the job.** scrapy-redis never closes a spider that has nothing to do.
   Here a worker is busy from the moment it joins (so a coordinator still queueing its
   inputs keeps the job open) or takes a request, until it has nothing to do; then it
@@ -84,7 +93,7 @@ import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
@@ -127,6 +136,11 @@ FRONTIER_ERROR: Final = "frontier_error"
 DEFAULT_LEASE: Final = 60.0
 DEFAULT_HEARTBEAT: Final = 5.0
 DEFAULT_KEY_TTL: Final = 604800
+DEFAULT_PREFETCH: Final = 16
+#: The most requests a worker holds back to push in one round trip (its inputs while it seeds the job, or
+#: the requests its responses made); and the most seconds a request found in a response is held back.
+PUSH_BATCH: Final = 500
+PUSH_DELAY: Final = 1.0
 #: Seconds a Redis command may take; connecting may take; a closing worker waits for the dataset's last commit.
 SOCKET_TIMEOUT: Final = 10.0
 CONNECT_TIMEOUT: Final = 5.0
@@ -342,47 +356,63 @@ end
 # the same call sent again (redis-py retries after a reset connection, when the reply may be
 # all that was lost) returns what the first one did instead of running twice.
 
-# ARGV: prefix, worker, token, fingerprint ('' for dont_filter), score, member, parent ('' for
-# none), URLs it stands for. Returns a Pushed: 0 duplicate, 1 queued, 2 already queued by an
-# earlier reading of the parent (see the module's docstring).
+# ARGV: prefix, worker, token, then for each request pushed: fingerprint ('' for dont_filter), score,
+# member, parent ('' for none), how many URLs it stands for, those URLs. Returns a string of one digit
+# per request, a Pushed: 0 duplicate, 1 queued, 2 already queued by an earlier reading of the parent
+# (see the module's docstring). The whole batch is one call, with one token and one kept answer.
 _PUSH = """
-local w, token, fp, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[7] or ''
-local again = repeated(w, 'push', token)
-if again then return again end
--- Noted only while this worker leases the parent: then the parent's commit ends the notes.
-local noted = fp ~= '' and reading(w, parent)
-local answer = 1
-if fp ~= '' and redis.call('SADD', p .. 'dupefilter', fp) == 0 then
-  if not (noted and done_before(parent, fp)) then return 0 end
-  answer = 2
-else
-  redis.call('ZADD', p .. 'queue', ARGV[5], ARGV[6])
-  for i = 8, #ARGV do release(ARGV[i]) end
+local w, token = ARGV[2], ARGV[3]
+local last = redis.call('HGET', p .. 'last', w .. ':push')
+if last then
+  local was, kept = string.match(last, '^(%S+) ?(%d*)$')
+  if was == token then return kept end
 end
-if noted then note_child(parent, fp) end
-return answered(w, 'push', token, answer)
+local answers = {}
+local i = 4
+while i <= #ARGV do
+  local fp, score, member, parent, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4])
+  -- Noted only while this worker leases the parent: then the parent's commit ends the notes.
+  local noted = fp ~= '' and reading(w, parent)
+  local answer = 1
+  if fp ~= '' and redis.call('SADD', p .. 'dupefilter', fp) == 0 then
+    if noted and done_before(parent, fp) then answer = 2 else answer = 0 end
+  else
+    redis.call('ZADD', p .. 'queue', score, member)
+    for j = i + 5, i + 4 + n do release(ARGV[j]) end
+  end
+  if answer ~= 0 and noted then note_child(parent, fp) end
+  answers[#answers + 1] = answer
+  i = i + 5 + n
+end
+local out = table.concat(answers)
+redis.call('HSET', p .. 'last', w .. ':push', token .. ' ' .. out)
+return out
 """
 
-# ARGV: prefix, worker, token, '1' to mark the worker busy. Returns {member, score} or nil.
+# ARGV: prefix, worker, token, '1' to mark the worker busy, how many to take. Returns the requests
+# taken, highest priority first, as a flat list {member, score, member, score, ...} (empty: none queued).
+# Each one's URL is leased to the worker (``held:<worker>`` keeps what goes back if it dies).
 _POP = """
 local w, mark = ARGV[2], ARGV[2] .. ':pop'
 local last = redis.call('HGET', p .. 'last', mark)
 if last then
-  local token, score, member = string.match(last, '^(%S+) (%S+) (.*)$')
-  if token == ARGV[3] then return {member, score} end
+  local token, taken = string.match(last, '^(%S+) (.*)$')
+  if token == ARGV[3] then return cjson.decode(taken) end
 end
-local got = redis.call('ZPOPMIN', p .. 'queue')
-if #got == 0 then return false end
-local member, score = got[1], got[2]
-local url = string.match(member, '^(.*)\\n')
-if url then
-  release(url)
-  redis.call('HSET', p .. 'leases', url, w)
-  redis.call('HSET', p .. 'held:' .. w, url, score .. ' ' .. member)
+local got = redis.call('ZPOPMIN', p .. 'queue', tonumber(ARGV[5]))
+if #got == 0 then return {} end
+for i = 1, #got, 2 do
+  local member, score = got[i], got[i + 1]
+  local url = string.match(member, '^(.*)\\n')
+  if url then
+    release(url)
+    redis.call('HSET', p .. 'leases', url, w)
+    redis.call('HSET', p .. 'held:' .. w, url, score .. ' ' .. member)
+  end
 end
 if ARGV[4] == '1' or redis.call('HEXISTS', p .. 'workers', w) == 0 then set_state(w, 'busy') end
-redis.call('HSET', p .. 'last', mark, ARGV[3] .. ' ' .. score .. ' ' .. member)
-return {member, score}
+redis.call('HSET', p .. 'last', mark, ARGV[3] .. ' ' .. cjson.encode(got))
+return got
 """
 
 # ARGV: prefix, worker, url, score, member.
@@ -575,6 +605,20 @@ class FrontierStatus:
         out = asdict(self)
         out["exists"] = self.exists
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Push:
+    """One request for :meth:`Frontier.push_many`: its URL and encoded form, and what :meth:`Frontier.push` takes."""
+
+    url: str
+    encoded: str
+    priority: int = 0
+    fingerprint: str | None = None  # None: not filtered (dont_filter)
+    release: tuple[str, ...] = ()  # the URLs whose leases it ends (its own, the redirects that led to it)
+    parent: str | None = None  # the page whose response made it
+    #: One of the job's inputs: queued behind every request found in a response (see :meth:`Frontier.push`).
+    is_input: bool = False
 
 
 class Frontier:
@@ -770,6 +814,7 @@ class Frontier:
         fingerprint: str | None = None,
         release: Iterable[str] = (),
         parent: str | None = None,
+        is_input: bool = False,
     ) -> Pushed:
         """Queue a request unless ``fingerprint`` was seen; the URLs in ``release`` are no longer leased.
 
@@ -780,21 +825,41 @@ class Frontier:
 
         Within one priority, requests go in an order spread by a hash of the URL, so the
         queue's head is not one site's (which ``CONCURRENT_REQUESTS_PER_DOMAIN`` would serialise).
+        The job's inputs (``is_input``) go behind every request found in a response, whatever its
+        priority: a plain crawl gives Scrapy an input only when its scheduler has run empty
+        (``CensusSpider.paced``), so the feeds a page names are fetched next, not after every other
+        input; and the document workers get feeds and pages mixed, not every feed at the end.
         """
-        member = f"{url}\n{encoded}"
-        token = str(next(self._tokens))
-        score = repr(_score(url, priority))
-        return Pushed(
-            int(self._run("push", self.worker, token, fingerprint or "", score, member, parent or "", *release))
-        )
+        return self.push_many([Push(url, encoded, priority, fingerprint, tuple(release), parent, is_input)])[0]
+
+    def push_many(self, pushes: Sequence[Push]) -> list[Pushed]:
+        """:meth:`push` for each of ``pushes``, in order, in one round trip (one atomic script); what each did."""
+        if not pushes:
+            return []
+        args: list[str] = []
+        for push in pushes:
+            member = f"{push.url}\n{push.encoded}"
+            score = repr(_score(push.url, push.priority, is_input=push.is_input))
+            args += [push.fingerprint or "", score, member, push.parent or "", str(len(push.release)), *push.release]
+        answers = str(self._run("push", self.worker, str(next(self._tokens)), *args))
+        if len(answers) != len(pushes):
+            raise FrontierError(f"frontier {self.display_url}: push answered {len(answers)} of {len(pushes)} requests")
+        return [Pushed(int(answer)) for answer in answers]
 
     def pop(self, *, mark_busy: bool = False) -> tuple[str, str] | None:
         """Take the next request and lease its URL to this worker: (url, encoded), None when the queue is empty."""
-        got = self._run("pop", self.worker, str(next(self._tokens)), "1" if mark_busy else "0")
-        if not got:
-            return None
-        url, _, encoded = str(got[0]).rpartition("\n")
-        return url, encoded
+        taken = self.take(1, mark_busy=mark_busy)
+        return taken[0] if taken else None
+
+    def take(self, count: int, *, mark_busy: bool = False) -> list[tuple[str, str]]:
+        """Take up to ``count`` requests, highest priority first, in one round trip, and lease their URLs to
+        this worker: [(url, encoded), ...], empty when the queue is."""
+        got = self._run("pop", self.worker, str(next(self._tokens)), "1" if mark_busy else "0", str(max(count, 1)))
+        taken = []
+        for member in itertools.islice(got or (), 0, None, 2):  # member, score, member, score, ...
+            url, _, encoded = str(member).rpartition("\n")  # as the script splits it: at the last newline
+            taken.append((url, encoded))
+        return taken
 
     def lease(self, url: str, encoded: str, *, priority: int = 0) -> None:
         """Lease ``url`` to this worker, with the request that goes back to the queue if the worker dies."""
@@ -833,9 +898,14 @@ def _scrub(message: str, secrets_: list[str]) -> str:
     return _one_line(message)
 
 
-def _score(url: str, priority: int) -> float:
-    """Lower is sooner: higher priority first, then a hash of the URL in [0, 1)."""
-    return -priority + zlib.crc32(url.encode("utf-8", "surrogatepass")) / 2**32
+#: Added to the score of the job's inputs: they wait behind every request found in a response.
+INPUT_WAIT: Final = 2**20
+
+
+def _score(url: str, priority: int, *, is_input: bool = False) -> float:
+    """Lower is sooner: higher priority first, then a hash of the URL in [0, 1); the job's inputs after
+    every other request (``is_input``)."""
+    return -priority + zlib.crc32(url.encode("utf-8", "surrogatepass")) / 2**32 + (INPUT_WAIT if is_input else 0)
 
 
 def _pairs(value: Any) -> dict[str, str]:
@@ -996,9 +1066,14 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
             names = (_method_name(request.callback, self.spider), _method_name(request.errback, self.spider))
         except ValueError:
             return str(self._encode_request(request))  # scrapy-redis's way: to_dict(spider=...) finds the names
-        obj = request.replace(callback=None, errback=None).to_dict()
+        # Request.to_dict() without its URL (the queue member is "URL\nJSON": the URL is there once) and
+        # with the callbacks' names found above, built from the request's public attributes as to_dict
+        # builds it (to_dict itself would need a copy of the request without callbacks: a third of the cost).
+        obj = {name: getattr(request, name) for name in request.attributes if name != "url"}
+        obj["headers"] = dict(request.headers)
         obj["callback"], obj["errback"] = names
-        del obj["url"]  # the queue member is "URL\nJSON": the URL is there once
+        if type(request) is not Request:
+            obj["_class"] = f"{type(request).__module__}.{type(request).__name__}"
         return str(self.serializer.dumps(obj))
 
     def decode(self, url: str, encoded: str) -> Request:
@@ -1008,19 +1083,19 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
         return request_from_dict(obj, spider=self.spider)
 
     def push(
-        self, request: Request, fingerprint: str | None = None, release: Iterable[str] = ()
+        self, request: Request, fingerprint: str | None = None, release: Iterable[str] = (), *, is_input: bool = False
     ) -> Pushed:  # scrapy-redis's push(request), plus the duplicate check, the leases it ends and its parent
-        return self.frontier.push(
-            request.url,
-            self.encode(request),
-            priority=request.priority,
-            fingerprint=fingerprint,
-            release=release,
-            parent=_parent_of(request),
-        )
+        return self.frontier.push_many([self.push_later(request, fingerprint, release, is_input=is_input)])[0]
 
     def pop(self, timeout: int = 0, *, mark_busy: bool = False) -> tuple[str, str] | None:
         return self.frontier.pop(mark_busy=mark_busy)
+
+    def push_later(
+        self, request: Request, fingerprint: str | None = None, release: Iterable[str] = (), *, is_input: bool = False
+    ) -> Push:
+        """What :meth:`push` sends, for :meth:`Frontier.push_many`."""
+        encoded = self.encode(request)
+        return Push(request.url, encoded, request.priority, fingerprint, tuple(release), _parent_of(request), is_input)
 
 
 def _parent_of(request: Request) -> str | None:
@@ -1072,6 +1147,13 @@ class FrontierScheduler(BaseScheduler):
         self.queue: FrontierQueue | None = None
         self.df: FrontierDupeFilter | None = None
         self.local: deque[Request] = deque()
+        #: Requests taken from the job's queue (leased to this worker) and not yet given to the engine:
+        #: (url, encoded). One round trip takes up to ``prefetch`` of them.
+        self.taken: deque[tuple[str, str]] = deque()
+        self.prefetch = max(1, crawler.settings.getint("FEEDCENSUS_FRONTIER_PREFETCH", DEFAULT_PREFETCH))
+        #: Requests the engine gave and not yet pushed (:meth:`push_pending`), and since when the first waits.
+        self.pending: list[tuple[Request, Push]] = []
+        self._pending_since = 0.0
         self._warned: set[str] = set()
 
     @classmethod
@@ -1092,6 +1174,7 @@ class FrontierScheduler(BaseScheduler):
             self.crawler.request_fingerprinter,
             debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
+        self.worker.before_release.append(self.push_pending)
         try:
             queued = self.frontier.queued()
         except FrontierError as exc:
@@ -1100,12 +1183,18 @@ class FrontierScheduler(BaseScheduler):
         logger.info("frontier %s: job %s, %d requests queued", self.frontier.display_url, self.frontier.job, queued)
 
     def close(self, reason: str) -> None:
-        """The queue persists: other workers go on with it (and it expires with the job)."""
+        """The queue persists: other workers go on with it (and it expires with the job).
+
+        Requests not yet pushed go now (the engine took them as scheduled); requests taken and not
+        fetched stay leased to this worker, whose leaving puts them back in the queue."""
+        self.push_pending()
+        if self.taken:
+            logger.info("frontier: %d requests taken from the queue were not fetched; they go back", len(self.taken))
         if self.local:
             logger.warning("frontier: %d requests that could not be queued in Redis were not fetched", len(self.local))
 
     def has_pending_requests(self) -> bool:
-        if self.local:
+        if self.local or self.taken or self.pending:
             return True
         if self.worker.failed is not None:
             return False
@@ -1123,6 +1212,14 @@ class FrontierScheduler(BaseScheduler):
         uncommitted reading of the same page queued is not queued again and is no duplicate
         (True, with no row: see the module's docstring). After a frontier error the request
         is let go (True: it is no duplicate, and the crawl is stopping).
+
+        A request is pushed later, with others, in one round trip (:meth:`push_pending`): at the
+        next take from the queue, after :data:`PUSH_DELAY` seconds, at :data:`PUSH_BATCH` requests,
+        and before this worker releases a lease (so a page's lease ends only once the requests its
+        response made are queued) or says it is idle. It is taken as queued now; a duplicate is
+        dropped when its batch goes (the ``request_dropped`` signal, as the engine sends it).
+        While this process seeds the job, its inputs go in batches of :data:`PUSH_BATCH`, queued
+        behind every request found in a response (:meth:`Frontier.push`).
         """
         assert self.queue is not None and self.df is not None, "the scheduler is not open"
         if self.worker.failed is not None:
@@ -1130,15 +1227,36 @@ class FrontierScheduler(BaseScheduler):
         fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
         release = [request.url, *(str(u) for u in request.meta.get("redirect_urls") or ())]
         try:
-            added = self.queue.push(request, fingerprint, release)
-        except FrontierError as exc:
-            self.worker.fail(exc)
-            return True
+            push = self.queue.push_later(request, fingerprint, release, is_input=self.worker.seeding)
         except (TypeError, ValueError) as exc:
             self._warn_once("local", "frontier: a request cannot be queued in Redis (%s); this worker fetches it", exc)
             self._inc("feedcensus/frontier/kept_local")
             self.local.append(request)
             return True
+        if not self.pending:
+            self._pending_since = time.monotonic()
+        self.pending.append((request, push))
+        if len(self.pending) >= PUSH_BATCH:
+            self.push_pending()
+        return True
+
+    def push_pending(self) -> None:
+        """Push the requests waiting in :attr:`pending`, in one round trip; drop the duplicates among them."""
+        batch, self.pending = self.pending, []
+        if not batch or self.worker.failed is not None:
+            return
+        try:
+            answers = self.frontier.push_many([push for _, push in batch])
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return
+        for (request, push), added in zip(batch, answers, strict=True):
+            if not self._pushed(request, list(push.release), added):
+                self.crawler.signals.send_catch_log(signals.request_dropped, request=request, spider=self.spider)
+
+    def _pushed(self, request: Request, release: list[str], added: Pushed) -> bool:
+        """What :meth:`enqueue_request` answers for a request the frontier answered ``added``."""
+        assert self.df is not None, "the scheduler is not open"
         if not added:
             if len(release) > 2:
                 # Its row names the first URL of the chain (ParquetPipeline.request_dropped): the hop
@@ -1155,29 +1273,35 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
-        """The next request of the job, its URL now leased to this worker."""
+        """The next request of the job, its URL now leased to this worker.
+
+        Requests are taken from the job's queue up to ``FEEDCENSUS_FRONTIER_PREFETCH`` at a time, one
+        round trip, and handed out one by one; each is leased from the moment it is taken.
+        """
         if self.local:
             return self.local.popleft()
         if self.worker.failed is not None or self.queue is None or self.worker.seeding:
             return None
-        mark_busy = self.worker.state != BUSY
-        try:
-            popped = self.queue.pop(mark_busy=mark_busy)
-        except FrontierError as exc:
-            self.worker.fail(exc)
-            return None
-        if popped is None:
-            return None
-        self.worker.took_request()
-        url, encoded = popped
-        try:
-            request = self.queue.decode(url, encoded)
-        except (TypeError, ValueError, KeyError) as exc:
-            self._bad_request(url, exc)
-            return None
-        self._inc(STAT_LEASED)
-        self._inc("scheduler/dequeued/frontier")
-        return request
+        if self.pending and (not self.taken or time.monotonic() - self._pending_since >= PUSH_DELAY):
+            self.push_pending()
+        if not self.taken and self.worker.failed is None:
+            try:
+                self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY))
+            except FrontierError as exc:
+                self.worker.fail(exc)
+                return None
+        while self.taken:
+            url, encoded = self.taken.popleft()
+            self.worker.took_request()
+            try:
+                request = self.queue.decode(url, encoded)
+            except (TypeError, ValueError, KeyError) as exc:
+                self._bad_request(url, exc)
+                continue
+            self._inc(STAT_LEASED)
+            self._inc("scheduler/dequeued/frontier")
+            return request
+        return None
 
     def _bad_request(self, url: str, exc: Exception) -> None:
         """A queued request that cannot be read: logged, counted and let go (it would never end otherwise)."""
@@ -1235,6 +1359,9 @@ class FrontierWorker:
         self._warned_dead = False
         #: True while this process queues its inputs: it takes no request until they are all in.
         self.seeding = False
+        #: Called before this worker releases leases, says it is idle or marks the job seeded: the
+        #: scheduler pushes the requests it holds back for a batch (:meth:`FrontierScheduler.push_pending`).
+        self.before_release: list[Callable[[], None]] = []
         if frontier is not None:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -1289,6 +1416,7 @@ class FrontierWorker:
     def seeded(self) -> None:
         """The coordinator has queued every input (the spider calls this at the end of ``start()``)."""
         self.seeding = False
+        self._push_pending()
         if self.frontier is None or self.failed is not None:
             return
         try:
@@ -1473,8 +1601,15 @@ class FrontierWorker:
             self._ready, self._fresh = [], []
         return urls
 
+    def _push_pending(self) -> None:
+        for push in self.before_release:
+            push()
+
     def _release(self, urls: list[str]) -> None:
+        """End this worker's leases of ``urls``, once the requests held back for a batch are queued (the
+        requests a page's response made are queued before its lease ends)."""
         assert self.frontier is not None
+        self._push_pending()
         if urls:
             self._inc(STAT_RELEASED, self.frontier.release(urls))
 

@@ -272,5 +272,8 @@ FEEDCENSUS_FRONTIER_LEASE = 60.0
 FEEDCENSUS_FRONTIER_HEARTBEAT = 5.0
 # How long (seconds) a job's keys stay in Redis after it ends (its duplicate filter, for status).
 FEEDCENSUS_FRONTIER_KEY_TTL = 604800
+# How many requests a worker takes from the job's queue in one round trip (each leased to it at once;
+# 1 takes them one by one, as a round trip per request).
+FEEDCENSUS_FRONTIER_PREFETCH = 16
 # Run feed autodiscovery on HTML pages (the AutodiscoveryMiddleware); off, pages are only recorded.
 AUTODISCOVERY_ENABLED = True

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 import redis
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+import crawler.frontier as frontier_module
 from crawler.frontier import (
     BUSY,
     IDLE,
@@ -252,16 +253,27 @@ def test_the_state_survives_a_redis_restart(redis_server: RedisServer) -> None:
     assert f.push("http://a.example/", "again", fingerprint="fp") == Pushed.DUPLICATE
 
 
+def test_the_jobs_inputs_wait_behind_every_request_found_in_a_response(redis_server: RedisServer) -> None:
+    """As in a plain crawl, which gives Scrapy an input only when its scheduler has run empty."""
+    f = connect(redis_server)
+    f.push("http://a.example/", "home a", fingerprint="a", is_input=True)
+    f.push("http://b.example/", "home b", fingerprint="b", is_input=True, priority=5)
+    f.push("http://c.example/feed", "feed c", fingerprint="c", priority=-1)  # found on a page: depth 1
+    f.push("http://d.example/opml-child", "child d", fingerprint="d", priority=-2)
+    assert [got[1] for got in f.take(4)] == ["feed c", "child d", "home b", "home a"]
+
+
 def test_a_push_pop_or_claim_sent_twice_runs_once(redis_server: RedisServer) -> None:
     """redis-py sends a call again after a reset connection: the reply may be all that was lost."""
     f = connect(redis_server)
     member, score = "http://a.example/\nr", "0.5"
-    assert f._run("push", "w1", "t1", "fp", score, member) == 1
-    assert f._run("push", "w1", "t1", "fp", score, member) == 1  # the same call: not a duplicate
-    assert f._run("push", "w1", "t2", "fp", score, member) == 0  # a new call: a duplicate
+    one = ("fp", score, member, "", "0")  # a batch of one request: fingerprint, score, member, no parent, no releases
+    assert f._run("push", "w1", "t1", *one) == "1"
+    assert f._run("push", "w1", "t1", *one) == "1"  # the same call: not a duplicate
+    assert f._run("push", "w1", "t2", *one) == "0"  # a new call: a duplicate
     f.push("http://a.example/other", "o", fingerprint="fp-other", priority=-5)
-    first = f._run("pop", "w1", "t3", "0")
-    assert f._run("pop", "w1", "t3", "0") == first == [member, score]
+    first = f._run("pop", "w1", "t3", "0", "1")
+    assert f._run("pop", "w1", "t3", "0", "1") == first == [member, score]
     assert f.queued() == 1 and f.leases() == {"http://a.example/": "w1"}
     assert f.pop() == ("http://a.example/other", "o")
     feed = "http://a.example/feed"
@@ -369,8 +381,8 @@ def test_notes_are_kept_only_while_the_worker_leases_the_page(redis_server: Redi
     f.push(PAGE, "page", priority=-1, fingerprint="fp-page")
     assert f.pop() == (FEED, "feed") and f.pop() == (PAGE, "page")
     member, score = f"{OTHER_PAGE}\nother", "0.5"
-    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE) == Pushed.QUEUED
-    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE) == Pushed.QUEUED  # sent again
+    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE, "0") == str(int(Pushed.QUEUED))
+    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE, "0") == str(int(Pushed.QUEUED))  # sent again
     assert children_keys(r) == {"feedcensus:j1:children:" + PAGE, "feedcensus:j1:parents"}
     f.finish()
     assert all(r.ttl(k) > 0 for k in children_keys(r))  # the job's every key expires
@@ -477,6 +489,17 @@ def stat(crawler: Crawler, name: str) -> Any:
     return crawler.stats.get_value(name)
 
 
+def record_dropped(crawler: Crawler) -> list[str]:
+    """The URLs of the requests the crawl drops (``request_dropped``), as they are dropped."""
+    dropped: list[str] = []
+
+    def on_dropped(request: Request, spider: object) -> None:
+        dropped.append(request.url)
+
+    crawler.signals.connect(on_dropped, signal=signals.request_dropped, weak=False)
+    return dropped
+
+
 def test_a_request_round_trips_through_the_scheduler_with_its_context(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
@@ -515,6 +538,7 @@ def test_a_queued_request_carries_only_what_differs_from_a_plain_get(tmp_path: P
     url = "http://a.example/feed.xml"
     sent = make_request(url, CTX, callback=spider.parse, errback=spider.on_error)
     assert scheduler.enqueue_request(sent)
+    scheduler.push_pending()
     [member] = raw(redis_server).zrange("feedcensus:j1:queue", 0, -1)
     queued_url, _, encoded = str(member).partition("\n")
     fields = json.loads(encoded)
@@ -531,20 +555,91 @@ def test_a_coordinator_queues_every_input_before_it_takes_one(tmp_path: Path, re
     crawler = frontier_crawler(tmp_path, redis_server)
     scheduler, spider = open_scheduler(crawler)
     worker = worker_of(crawler)
+    other = connect(redis_server, worker="w2")
     worker.seeding_started()
     for n in range(3):
         scheduler.enqueue_request(
             make_request(f"http://a.example/{n}", CTX, callback=spider.parse, errback=spider.on_error)
         )
     assert scheduler.next_request() is None and scheduler.has_pending_requests()  # still seeding: left to others
-    other = connect(redis_server, worker="w2")
-    assert other.pop() is not None  # another worker takes from the queue meanwhile
+    assert other.pop() is None  # the inputs wait for their batch (or the end of the inputs)
     worker.seeded()
     assert not worker.seeding and other.seeded
+    assert other.pop() is not None  # another worker takes from the queue
     taken = {scheduler.next_request(), scheduler.next_request()}
     urls = {r.url for r in taken if r is not None}
     assert urls | set(other.leases()) == {f"http://a.example/{n}" for n in range(3)} and len(urls) == 2
     assert scheduler.next_request() is None
+
+
+def test_a_coordinator_pushes_its_inputs_a_batch_at_a_time_and_drops_their_duplicates(
+    tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(frontier_module, "PUSH_BATCH", 3)
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    dropped = record_dropped(crawler)
+    frontier = scheduler.frontier
+    frontier.push("http://warm.example/", "w")  # Redis has the push script from now on (its first call loads it)
+    worker.seeding_started()
+    urls = ["http://a.example/0", "http://a.example/1", "http://a.example/0", "http://a.example/2"]
+    before = frontier.commands
+    for url in urls:
+        assert scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
+    assert frontier.commands == before + 1  # the first three in one round trip; the fourth waits
+    assert frontier.queued() == 1 + 2 and dropped == ["http://a.example/0"]  # the second /0: a duplicate, dropped
+    assert stat(crawler, "dupefilter/filtered") == 1
+    worker.seeded()
+    assert frontier.queued() == 1 + 3 and not scheduler.pending
+    assert stat(crawler, "scheduler/enqueued/frontier") == 3
+    scores = dict(raw(redis_server).zrange("feedcensus:j1:queue", 0, -1, withscores=True))
+    inputs = [score for member, score in scores.items() if member.startswith("http://a.example/")]
+    assert len(inputs) == 3 and min(inputs) >= frontier_module.INPUT_WAIT > scores["http://warm.example/\nw"]
+
+
+def test_a_worker_takes_several_requests_a_round_trip_and_gives_back_those_it_did_not_fetch(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=3)
+    scheduler, spider = open_scheduler(crawler)
+    frontier = scheduler.frontier
+    for n in range(8):
+        scheduler.enqueue_request(
+            make_request(f"http://a.example/{n}", CTX, callback=spider.parse, errback=spider.on_error)
+        )
+    fetched = [scheduler.next_request() for _ in range(3)]  # the first three, in one round trip (and the script loaded)
+    assert all(fetched) and len(frontier.leases()) == 3 and frontier.queued() == 5
+    before = frontier.commands
+    assert scheduler.next_request() is not None and frontier.commands == before + 1  # three more leased at once
+    assert scheduler.next_request() is not None and scheduler.has_pending_requests()
+    assert frontier.commands == before + 1  # handed out from what was taken: no round trip
+    assert len(frontier.leases()) == 6 and frontier.queued() == 2
+    scheduler.close("shutdown")
+    worker_of(crawler)._leave("shutdown", requeue=True)  # a worker stopped before the end: what it holds goes back
+    assert frontier.queued() == 8 and frontier.leases() == {}
+
+
+def test_a_request_found_in_a_response_is_pushed_with_the_next_take_or_before_a_release(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=2)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    frontier = scheduler.frontier
+    for url in ("http://a.example/", "http://b.example/"):
+        scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
+    page = scheduler.next_request()  # pushes the two, then takes both
+    assert page is not None and frontier.queued() == 0 and not scheduler.pending
+    feed_ctx = CTX.child(Via.AUTODISCOVERY, page.url, Expect.FEED)
+    scheduler.enqueue_request(make_request(page.url + "feed", feed_ctx, callback=spider.parse, errback=spider.on_error))
+    assert scheduler.next_request() is not None  # the second taken: no round trip, the feed still held back
+    assert frontier.queued() == 0 and len(scheduler.pending) == 1
+    worker.committed(Batch(seq=1, tables={"fetch_log": [{"url": page.url, "final_url": page.url}]}))
+    worker.tick()  # a heartbeat: the held-back request is queued before any lease is released
+    assert frontier.queued() == 1 and not scheduler.pending and page.url in frontier.leases()
+    worker.tick()
+    assert page.url not in frontier.leases()  # released one heartbeat after its row was committed
 
 
 def test_the_duplicate_filter_uses_scrapys_fingerprints_and_drops_a_second_request(
@@ -552,11 +647,15 @@ def test_the_duplicate_filter_uses_scrapys_fingerprints_and_drops_a_second_reque
 ) -> None:
     crawler = frontier_crawler(tmp_path, redis_server)
     scheduler, spider = open_scheduler(crawler)
+    dropped = record_dropped(crawler)
     first = make_request("http://a.example/feed.xml", CTX, callback=spider.parse, errback=spider.on_error)
     again = make_request("http://a.example/feed.xml", CTX, callback=spider.parse, errback=spider.on_error)
     assert scheduler.enqueue_request(first) is True
-    assert scheduler.enqueue_request(again) is False
+    assert scheduler.enqueue_request(again) is True  # held back for a batch: taken as queued for now
     assert scheduler.enqueue_request(again.replace(dont_filter=True)) is True
+    assert dropped == [] and scheduler.has_pending_requests()
+    scheduler.push_pending()  # one round trip: the second is a duplicate, dropped as the engine drops one
+    assert dropped == ["http://a.example/feed.xml"] and scheduler.frontier.queued() == 2
     assert stat(crawler, "dupefilter/filtered") == 1
     fingerprint = crawler.request_fingerprinter.fingerprint(first).hex()
     assert raw(redis_server).smembers("feedcensus:j1:dupefilter") == {fingerprint}
@@ -571,6 +670,8 @@ def test_a_redirect_ends_the_lease_of_the_url_it_came_from(tmp_path: Path, redis
     redirected = request.replace(url="http://a.example/new")
     redirected.meta["redirect_urls"] = ["http://a.example/old"]
     assert scheduler.enqueue_request(redirected) is True
+    assert scheduler.frontier.leases() == {"http://a.example/old": "w1"}  # until the request for /new is queued
+    scheduler.push_pending()
     assert scheduler.frontier.leases() == {}
     got = scheduler.next_request()
     assert got is not None and got.meta["redirect_urls"] == ["http://a.example/old"]
@@ -583,6 +684,7 @@ def test_a_redirect_chain_dropped_as_a_duplicate_is_released_with_its_row(
     crawler = frontier_crawler(tmp_path, redis_server)
     scheduler, spider = open_scheduler(crawler)
     worker = worker_of(crawler)
+    dropped = record_dropped(crawler)
     a, b = "http://a.example/loop/a", "http://a.example/loop/b"
     scheduler.enqueue_request(make_request(a, CTX, callback=spider.parse, errback=spider.on_error))
     first = scheduler.next_request()
@@ -594,7 +696,9 @@ def test_a_redirect_chain_dropped_as_a_duplicate_is_released_with_its_row(
     assert second is not None
     back_to_a = second.replace(url=a)
     back_to_a.meta["redirect_urls"] = [a, b]
-    assert scheduler.enqueue_request(back_to_a) is False  # a redirect loop: its row is for a, not b
+    assert scheduler.enqueue_request(back_to_a) is True
+    scheduler.push_pending()
+    assert dropped == [a]  # a redirect loop: its row is for a, not b
     assert scheduler.frontier.leases() == {b: "w1"}
     worker.committed(Batch(seq=1, tables={"fetch_log": [{"url": a, "final_url": a}]}))
     worker.tick()
@@ -619,6 +723,7 @@ def test_a_page_whose_lease_came_back_is_read_again_without_a_duplicate_row(
     assert page is not None and page.url == PAGE
     feed_ctx = seed.child(Via.AUTODISCOVERY, PAGE, Expect.FEED)  # what autodiscovery makes of the page
     assert victim.enqueue_request(make_request(FEED, feed_ctx, callback=spider.parse, errback=spider.on_error))
+    victim.push_pending()  # the feed is queued (with the victim's next take from the queue)
     if how == "killed":
         make_old(raw(redis_server), "j1", "victim", age=120)
     else:
@@ -633,6 +738,7 @@ def test_a_page_whose_lease_came_back_is_read_again_without_a_duplicate_row(
     assert again is not None and again.url == PAGE
     named_again = make_request(FEED, feed_ctx, callback=spider.parse, errback=spider.on_error)
     assert helper.enqueue_request(named_again) is True
+    helper.push_pending()
     assert stat(helper_crawler, "feedcensus/frontier/already_queued") == 1
     assert stat(helper_crawler, "dupefilter/filtered") is None
     feed = helper.next_request()
