@@ -75,7 +75,8 @@ and the not-due claim carry a token and answer a repeated call as the first); an
 the crawl with ``frontier_error``, and what the worker held comes back through its lease.
 Known limits (at least once, never lost): a worker that stops heartbeating for longer
 than the lease (a reactor blocked that long) is taken for dead, so what it held may be
-fetched twice; a lease no committed row names is let go when its worker finishes
+fetched twice (including the requests it had taken and not started, up to
+``FEEDCENSUS_FRONTIER_PREFETCH``: it still fetches them); a lease no committed row names is let go when its worker finishes
 (``feedcensus/frontier/orphaned``), as refetching it would change nothing.
 """
 
@@ -306,7 +307,7 @@ local function note_child(parent, note)
   redis.call('SADD', p .. 'children:' .. parent, note)
   redis.call('SADD', p .. 'parents', parent)
 end
--- A call of a kind ('push', 'claim') that carries a token: the answer of worker w's last such call when
+-- A call of a kind ('claim'; a push batch keeps its answers its own way) that carries a token: the answer of worker w's last such call when
 -- this one is that call sent again (redis-py resends after a reset connection), else nil.
 local function repeated(w, kind, token)
   local last = redis.call('HGET', p .. 'last', w .. ':' .. kind)
@@ -323,13 +324,17 @@ end
 local function forget_calls(w)
   redis.call('HDEL', p .. 'last', w .. ':push', w .. ':pop', w .. ':claim')
 end
+-- A held entry is 'score member', or several joined by NUL when the worker took more than one request
+-- for the URL (an archive's records of one WARC file share its URL): every one goes back.
 local function requeue(worker, urls)
   local key = p .. 'held:' .. worker
   local held = redis.call('HGETALL', key)
   for i = 1, #held, 2 do
     local url, payload = held[i], held[i + 1]
-    local cut = string.find(payload, ' ', 1, true)
-    redis.call('ZADD', p .. 'queue', string.sub(payload, 1, cut - 1), string.sub(payload, cut + 1))
+    for entry in string.gmatch(payload, '[^%z]+') do
+      local cut = string.find(entry, ' ', 1, true)
+      redis.call('ZADD', p .. 'queue', string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1))
+    end
     if redis.call('HGET', p .. 'leases', url) == worker then
       redis.call('HDEL', p .. 'leases', url)
       reading_returned(url)
@@ -405,9 +410,16 @@ for i = 1, #got, 2 do
   local member, score = got[i], got[i + 1]
   local url = string.match(member, '^(.*)\\n')
   if url then
-    release(url)
-    redis.call('HSET', p .. 'leases', url, w)
-    redis.call('HSET', p .. 'held:' .. w, url, score .. ' ' .. member)
+    local held, entry = p .. 'held:' .. w, score .. ' ' .. member
+    if redis.call('HGET', p .. 'leases', url) == w then
+      -- another request for a URL this worker holds (taken in this batch or before): both go back if it dies
+      local before = redis.call('HGET', held, url)
+      if before then entry = before .. '\\0' .. entry end
+    else
+      release(url)
+      redis.call('HSET', p .. 'leases', url, w)
+    end
+    redis.call('HSET', held, url, entry)
   end
 end
 if ARGV[4] == '1' or redis.call('HEXISTS', p .. 'workers', w) == 0 then set_state(w, 'busy') end
@@ -830,7 +842,8 @@ class Frontier:
         (``CensusSpider.paced``), so the feeds a page names are fetched next, not after every other
         input; and the document workers get feeds and pages mixed, not every feed at the end.
         """
-        return self.push_many([Push(url, encoded, priority, fingerprint, tuple(release), parent, is_input)])[0]
+        push = Push(url, encoded, priority, fingerprint, tuple(release), parent=parent, is_input=is_input)
+        return self.push_many([push])[0]
 
     def push_many(self, pushes: Sequence[Push]) -> list[Pushed]:
         """:meth:`push` for each of ``pushes``, in order, in one round trip (one atomic script); what each did."""
@@ -1093,9 +1106,20 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
     def push_later(
         self, request: Request, fingerprint: str | None = None, release: Iterable[str] = (), *, is_input: bool = False
     ) -> Push:
-        """What :meth:`push` sends, for :meth:`Frontier.push_many`."""
-        encoded = self.encode(request)
-        return Push(request.url, encoded, request.priority, fingerprint, tuple(release), _parent_of(request), is_input)
+        """What :meth:`push` sends, for :meth:`Frontier.push_many`; ValueError (or TypeError) when the request
+        cannot go to Redis, now rather than when its batch goes."""
+        push = Push(
+            url=request.url,
+            encoded=self.encode(request),
+            priority=request.priority,
+            fingerprint=fingerprint,
+            release=tuple(release),
+            parent=_parent_of(request),
+            is_input=is_input,
+        )
+        for text in (push.url, push.parent or "", *push.release):
+            text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate, as redis-py would raise
+        return push
 
 
 def _parent_of(request: Request) -> str | None:
@@ -1105,8 +1129,8 @@ def _parent_of(request: Request) -> str | None:
     not the page named as its source, and the redirect's own URL goes through its lease.
     """
     ctx = context_from_meta(request.meta)
-    if ctx is None or request.meta.get("redirect_urls"):
-        return None
+    if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls"):
+        return None  # an input's source is the file or list that named it, never a page
     return ctx.source
 
 
@@ -1151,9 +1175,10 @@ class FrontierScheduler(BaseScheduler):
         #: (url, encoded). One round trip takes up to ``prefetch`` of them.
         self.taken: deque[tuple[str, str]] = deque()
         self.prefetch = max(1, crawler.settings.getint("FEEDCENSUS_FRONTIER_PREFETCH", DEFAULT_PREFETCH))
-        #: Requests the engine gave and not yet pushed (:meth:`push_pending`), and since when the first waits.
+        #: Requests the engine gave and not yet pushed (:meth:`push_pending`), and the call that pushes them
+        #: :data:`PUSH_DELAY` seconds after the first.
         self.pending: list[tuple[Request, Push]] = []
-        self._pending_since = 0.0
+        self._push_call: Any = None
         self._warned: set[str] = set()
 
     @classmethod
@@ -1174,7 +1199,7 @@ class FrontierScheduler(BaseScheduler):
             self.crawler.request_fingerprinter,
             debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
-        self.worker.before_release.append(self.push_pending)
+        self.worker.flush_pending.append(self.push_pending)
         try:
             queued = self.frontier.queued()
         except FrontierError as exc:
@@ -1186,7 +1211,8 @@ class FrontierScheduler(BaseScheduler):
         """The queue persists: other workers go on with it (and it expires with the job).
 
         Requests not yet pushed go now (the engine took them as scheduled); requests taken and not
-        fetched stay leased to this worker, whose leaving puts them back in the queue."""
+        fetched stay leased to this worker: its leaving puts them back in the queue (after a
+        frontier error, their lease running out does)."""
         self.push_pending()
         if self.taken:
             logger.info("frontier: %d requests taken from the queue were not fetched; they go back", len(self.taken))
@@ -1194,10 +1220,10 @@ class FrontierScheduler(BaseScheduler):
             logger.warning("frontier: %d requests that could not be queued in Redis were not fetched", len(self.local))
 
     def has_pending_requests(self) -> bool:
+        if self.worker.failed is not None:  # the crawl is stopping: only what stays in this process counts
+            return bool(self.local)
         if self.local or self.taken or self.pending:
             return True
-        if self.worker.failed is not None:
-            return False
         try:
             return self.frontier.queued() > 0
         except FrontierError as exc:
@@ -1205,21 +1231,22 @@ class FrontierScheduler(BaseScheduler):
             return False
 
     def enqueue_request(self, request: Request) -> bool:
-        """Queue a request in Redis; False (dropped) when its fingerprint was seen in this job.
+        """Take a request for the job's queue: always True (a duplicate is dropped later, see below).
 
         The URLs it stands for (its own, and those of the redirects that led to it) are no
-        longer leased: the queued request will give their row. A request that an earlier,
-        uncommitted reading of the same page queued is not queued again and is no duplicate
-        (True, with no row: see the module's docstring). After a frontier error the request
-        is let go (True: it is no duplicate, and the crawl is stopping).
+        longer leased once it is queued: the queued request will give their row. A request that
+        an earlier, uncommitted reading of the same page queued is not queued again and is no
+        duplicate (no row: see the module's docstring). After a frontier error the request is
+        let go (the crawl is stopping; it comes back through the lease of the page that made it).
 
-        A request is pushed later, with others, in one round trip (:meth:`push_pending`): at the
-        next take from the queue, after :data:`PUSH_DELAY` seconds, at :data:`PUSH_BATCH` requests,
-        and before this worker releases a lease (so a page's lease ends only once the requests its
-        response made are queued) or says it is idle. It is taken as queued now; a duplicate is
-        dropped when its batch goes (the ``request_dropped`` signal, as the engine sends it).
-        While this process seeds the job, its inputs go in batches of :data:`PUSH_BATCH`, queued
-        behind every request found in a response (:meth:`Frontier.push`).
+        A request is pushed later, with others, in one round trip (:meth:`push_pending`): with the
+        next take from the queue, :data:`PUSH_DELAY` seconds after the first of a batch was held
+        back, at :data:`PUSH_BATCH` requests, and before this worker releases a lease (so a page's
+        lease ends only once the requests its response made are queued) or says it is idle. A
+        duplicate is dropped when its batch goes: Scrapy's ``request_dropped`` signal, sent as the
+        engine sends it for a request the scheduler refuses (one ``duplicate`` row). While this
+        process seeds the job, its inputs are queued behind every request found in a response
+        (:meth:`Frontier.push`). A request that cannot go to Redis stays in this process.
         """
         assert self.queue is not None and self.df is not None, "the scheduler is not open"
         if self.worker.failed is not None:
@@ -1234,25 +1261,32 @@ class FrontierScheduler(BaseScheduler):
             self.local.append(request)
             return True
         if not self.pending:
-            self._pending_since = time.monotonic()
+            self._push_call = _reactor().callLater(PUSH_DELAY, self.push_pending)
         self.pending.append((request, push))
         if len(self.pending) >= PUSH_BATCH:
             self.push_pending()
         return True
 
-    def push_pending(self) -> None:
-        """Push the requests waiting in :attr:`pending`, in one round trip; drop the duplicates among them."""
+    def push_pending(self) -> bool:
+        """Push the requests waiting in :attr:`pending`, in one round trip, and drop the duplicates among
+        them; False when the frontier failed (the crawl stops: nothing this worker holds is released)."""
+        if self._push_call is not None and self._push_call.active():
+            self._push_call.cancel()
+        self._push_call = None
         batch, self.pending = self.pending, []
-        if not batch or self.worker.failed is not None:
-            return
+        if self.worker.failed is not None:
+            return False
+        if not batch:
+            return True
         try:
             answers = self.frontier.push_many([push for _, push in batch])
         except FrontierError as exc:
             self.worker.fail(exc)
-            return
+            return False
         for (request, push), added in zip(batch, answers, strict=True):
             if not self._pushed(request, list(push.release), added):
                 self.crawler.signals.send_catch_log(signals.request_dropped, request=request, spider=self.spider)
+        return True
 
     def _pushed(self, request: Request, release: list[str], added: Pushed) -> bool:
         """What :meth:`enqueue_request` answers for a request the frontier answered ``added``."""
@@ -1282,9 +1316,9 @@ class FrontierScheduler(BaseScheduler):
             return self.local.popleft()
         if self.worker.failed is not None or self.queue is None or self.worker.seeding:
             return None
-        if self.pending and (not self.taken or time.monotonic() - self._pending_since >= PUSH_DELAY):
-            self.push_pending()
-        if not self.taken and self.worker.failed is None:
+        if not self.taken:
+            if not self.push_pending():  # with the take: two round trips where one push each would cost many
+                return None
             try:
                 self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY))
             except FrontierError as exc:
@@ -1360,8 +1394,9 @@ class FrontierWorker:
         #: True while this process queues its inputs: it takes no request until they are all in.
         self.seeding = False
         #: Called before this worker releases leases, says it is idle or marks the job seeded: the
-        #: scheduler pushes the requests it holds back for a batch (:meth:`FrontierScheduler.push_pending`).
-        self.before_release: list[Callable[[], None]] = []
+        #: scheduler pushes the requests it holds back for a batch (:meth:`FrontierScheduler.push_pending`);
+        #: False when that failed.
+        self.flush_pending: list[Callable[[], bool]] = []
         if frontier is not None:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -1416,7 +1451,7 @@ class FrontierWorker:
     def seeded(self) -> None:
         """The coordinator has queued every input (the spider calls this at the end of ``start()``)."""
         self.seeding = False
-        self._push_pending()
+        self._pushed_pending()  # on failure the crawl stops with frontier_error (and the job is not seeded)
         if self.frontier is None or self.failed is not None:
             return
         try:
@@ -1601,15 +1636,16 @@ class FrontierWorker:
             self._ready, self._fresh = [], []
         return urls
 
-    def _push_pending(self) -> None:
-        for push in self.before_release:
-            push()
+    def _pushed_pending(self) -> bool:
+        """Whether the requests the scheduler held back for a batch are queued now (False: the frontier failed)."""
+        return all([flush() for flush in self.flush_pending])
 
     def _release(self, urls: list[str]) -> None:
         """End this worker's leases of ``urls``, once the requests held back for a batch are queued (the
-        requests a page's response made are queued before its lease ends)."""
+        requests a page's response made are queued before its lease ends): none if that push failed."""
         assert self.frontier is not None
-        self._push_pending()
+        if not self._pushed_pending():
+            raise FrontierError(self.failed or "the frontier failed")
         if urls:
             self._inc(STAT_RELEASED, self.frontier.release(urls))
 

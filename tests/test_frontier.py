@@ -635,11 +635,66 @@ def test_a_request_found_in_a_response_is_pushed_with_the_next_take_or_before_a_
     scheduler.enqueue_request(make_request(page.url + "feed", feed_ctx, callback=spider.parse, errback=spider.on_error))
     assert scheduler.next_request() is not None  # the second taken: no round trip, the feed still held back
     assert frontier.queued() == 0 and len(scheduler.pending) == 1
+    assert scheduler._push_call is not None and scheduler._push_call.active()  # or pushed PUSH_DELAY s from now
     worker.committed(Batch(seq=1, tables={"fetch_log": [{"url": page.url, "final_url": page.url}]}))
     worker.tick()  # a heartbeat: the held-back request is queued before any lease is released
     assert frontier.queued() == 1 and not scheduler.pending and page.url in frontier.leases()
+    assert not scheduler._push_call
     worker.tick()
     assert page.url not in frontier.leases()  # released one heartbeat after its row was committed
+
+
+def test_a_page_stays_leased_when_the_requests_it_made_cannot_be_queued(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Redis refusing writes (maxmemory reached, noeviction) but not deletes: the page's lease must hold,
+    or the feeds it named would be lost with a worker that stops."""
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    frontier = scheduler.frontier
+    scheduler.enqueue_request(make_request("http://a.example/", CTX, callback=spider.parse, errback=spider.on_error))
+    page = scheduler.next_request()
+    assert page is not None
+    worker.committed(Batch(seq=1, tables={"fetch_log": [{"url": page.url, "final_url": page.url}]}))
+    worker.tick()  # the page's row is committed: its lease ends at the next heartbeat
+    feed_ctx = CTX.child(Via.AUTODISCOVERY, page.url, Expect.FEED)
+    scheduler.enqueue_request(make_request(page.url + "feed", feed_ctx, callback=spider.parse, errback=spider.on_error))
+    r = raw(redis_server)
+    r.config_set("maxmemory-policy", "noeviction")
+    r.config_set("maxmemory", "1")
+    worker.tick()  # the push is refused: the crawl stops, and the page's lease is not released
+    r.config_set("maxmemory", "0")
+    assert worker.failed is not None and "push failed" in worker.failed
+    assert frontier.leases() == {page.url: "w1"} and frontier.queued() == 0
+
+
+def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server: RedisServer) -> None:
+    """An archive's records of one WARC file are requests for the file's URL: a worker that takes several
+    at once and stops hands back every one."""
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    warc = "http://archive.example/crawl-1.warc.gz"
+    for n in range(5):
+        record = make_request(warc, CTX, callback=spider.parse, errback=spider.on_error).replace(
+            dont_filter=True, cb_kwargs={"archived": {"offset": n * 100, "length": 100, "url": f"http://a.example/{n}"}}
+        )
+        scheduler.enqueue_request(record)
+    first = scheduler.next_request()
+    assert first is not None and len(scheduler.taken) == 4 and scheduler.frontier.queued() == 0
+    scheduler.close("shutdown")
+    worker_of(crawler).close("shutdown")  # what it holds goes back: all five, none lost
+    assert scheduler.frontier.queued() == 5
+
+
+def test_a_request_redis_cannot_take_is_kept_in_this_process(tmp_path: Path, redis_server: RedisServer) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    odd = CTX.child(Via.AUTODISCOVERY, "http://a.example/\udcff", Expect.FEED)  # a page URL with a lone surrogate
+    request = make_request("http://a.example/feed", odd, callback=spider.parse, errback=spider.on_error)
+    assert scheduler.enqueue_request(request) is True and not scheduler.pending
+    assert list(scheduler.local) == [request] and stat(crawler, "feedcensus/frontier/kept_local") == 1
+    assert scheduler.next_request() is request
 
 
 def test_the_duplicate_filter_uses_scrapys_fingerprints_and_drops_a_second_request(
