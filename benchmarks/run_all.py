@@ -253,20 +253,30 @@ than the 28-day window, so each one's next fetch is `--max-interval` (24 h) afte
 a `not_due` row saying so.
 """,
     "distributed": """\
-Since the run of 2026-11-22 each crawl process has its document worker (`FEEDCENSUS_WORKERS`, by
-default cores - 1: one on this machine), which takes the per-feed and per-page work off the reactor.
-A single plain crawl now keeps 1.84 of the 2 cores busy, so a second crawl process has little left
-to use here: two workers on a seeded job reach 1.23x one (1.82x before the pool), a coordinator and
-a worker 1.16x (1.64x), and two processes on a frontier run at 0.82x one plain crawl. The targets
-of 1.7x were set for one busy core per process; on a machine with more cores than a process and its
-workers use, `--frontier` adds what this one cannot show. A single process on the frontier fell from
-0.89x to 0.70x of the plain crawl and kept only 1.42 cores busy: its reactor, now lighter, waits more
-of its time on the frontier's Redis round trips (about 2 a response, a push and a pop, each a Lua
-script run through a blocking Redis client on the reactor thread: crawler/frontier.py). py-spy of a
-3,000-site frontier crawl, idle samples included: 16 % of the reactor thread's time in those Redis
-calls (about half blocked reading the socket, half redis-py's own work), and 12 % idle in epoll,
-against about 1 % for a plain crawl; the idle share is not explained yet. Found in this run and left
-for a later change: taking several requests per round trip would cut the waits.
+Since 2026-11-24 a worker takes up to 16 requests from the frontier in one round trip
+(`FEEDCENSUS_FRONTIER_PREFETCH`) and holds back the requests its responses make, to push them with
+its next take (crawler/frontier.py): 0.11-0.12 round trips per response in this run, against 2.03
+in the run before. And the job's inputs now wait in the queue behind every request found in a
+response. Breadth-first by depth had put every home page before every feed, so the document worker
+got all the feeds at the end and the reactor sat idle 20-35 % of the second half of the crawl (py-spy
+of a 3,000-site crawl, sampled over time; this was the unexplained 12 % idle of the run before). A
+plain crawl never had that order: it gives Scrapy an input only when its scheduler has run empty.
+With both, one process on a frontier runs at 0.85x the plain crawl (0.70x in the run before; paired
+3,000-site rounds before and after the change: 12,214 -> 16,347 responses a minute, 0.71x -> 0.90x
+of plain). Pushing a request also no longer copies it (`FrontierQueue.encode`: 103 -> 32 us).
+
+Each crawl process has its document worker (`FEEDCENSUS_WORKERS`, by default cores - 1: one on this
+machine), which takes the per-feed and per-page work off the reactor. A single plain crawl keeps
+1.82 of the 2 cores busy, so a second crawl process has little left to use here, and less now that
+one process on the frontier is faster: two workers on a seeded job reach 1.06x one (1.23x in the run
+before, 1.82x before the document pool), a coordinator and a worker 1.01x (1.16x, 1.64x), and two
+processes on a frontier 0.87x one plain crawl. The machine was loaded during this run (load averages
+2-3.9 before the runs; one `seeded x1` took 99 s against 75 s for the other), so the pair ratios'
+ranges are wide. The targets of 1.7x were set for one busy core per process; on a machine with more
+cores than a process and its workers use, `--frontier` adds what this one cannot show. Measured at
+cfbcb70; the review mends after it (eaa10bf: one more HGET inside the pop script per request taken,
+a timer per batch of held-back requests) cost nothing measurable: paired 3,000-site rounds on the
+frontier, 14,311 responses a minute after them against 14,198 before (medians of 2 rounds each).
 
 Coordinator + worker: the coordinator first queues every input (its scheduler takes nothing from the
 frontier until `start()` is exhausted), then crawls like any worker, so the worker finds the queue
@@ -281,9 +291,8 @@ server and each process's start-up. Each crawl process is CPU-bound on one core 
 shared: the load averages and CPU per response of each run are in the table, and a run slowed by
 other load (more CPU per response, a higher load average before it) moves its pair's ratio.
 
-One process on a frontier comes within about 10 % of the plain crawl: each response costs a pop (one
-Lua script: the lease), the push of the requests it makes, and a release batch per commit. Redis:
-most commands run inside the frontier's Lua scripts (one `evalsha` per push, pop or release batch).
+Redis: most commands run inside the frontier's Lua scripts (one `evalsha` per batch of pushes, per
+take of up to 16 requests, or per release batch); a response now costs about 14 commands inside them.
 A queued request costs Redis memory for its queue entry (the URL, then the request as JSON, with
 Scrapy's defaults and the URL left out) and about 90 bytes for its fingerprint in the duplicate
 filter, which stays after the request is consumed.
