@@ -27,7 +27,8 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   ends when a request standing for the URL is queued (a redirect target, a retry), or
   one heartbeat after the URL's ``fetch_log`` row is committed (its ``url`` or
   ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
-  then the requests its response made are queued. Every time is the Redis server's
+  then the requests its response made are queued. A row naming a URL the worker has taken
+  and not yet started (another page's duplicate of it) does not end that lease. Every time is the Redis server's
   clock, so machines need not agree on the time.
 - **A page read again is not its own duplicate.** A worker killed after it read a page and
   queued the feeds it names, but before the page's rows were committed, has its lease of the
@@ -1200,6 +1201,7 @@ class FrontierScheduler(BaseScheduler):
             debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
         self.worker.flush_pending.append(self.push_pending)
+        self.worker.not_started.append(self.taken_urls)
         try:
             queued = self.frontier.queued()
         except FrontierError as exc:
@@ -1218,6 +1220,10 @@ class FrontierScheduler(BaseScheduler):
             logger.info("frontier: %d requests taken from the queue were not fetched; they go back", len(self.taken))
         if self.local:
             logger.warning("frontier: %d requests that could not be queued in Redis were not fetched", len(self.local))
+
+    def taken_urls(self) -> set[str]:
+        """The URLs of the requests taken from the queue and not yet given to Scrapy."""
+        return {url for url, _ in self.taken}
 
     def has_pending_requests(self) -> bool:
         if self.worker.failed is not None:  # the crawl is stopping: only what stays in this process counts
@@ -1397,6 +1403,9 @@ class FrontierWorker:
         #: scheduler pushes the requests it holds back for a batch (:meth:`FrontierScheduler.push_pending`);
         #: False when that failed.
         self.flush_pending: list[Callable[[], bool]] = []
+        #: The URLs of the requests the scheduler has taken from the queue and not yet given to Scrapy: a
+        #: committed row that names one (another page's duplicate of it) does not end its lease.
+        self.not_started: list[Callable[[], set[str]]] = []
         if frontier is not None:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -1646,6 +1655,8 @@ class FrontierWorker:
         assert self.frontier is not None
         if not self._pushed_pending():
             raise FrontierError(self.failed or "the frontier failed")
+        waiting = set().union(*(urls_of() for urls_of in self.not_started))
+        urls = [u for u in urls if u not in waiting]  # their own rows end their leases, once fetched
         if urls:
             self._inc(STAT_RELEASED, self.frontier.release(urls))
 

@@ -687,6 +687,31 @@ def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server:
     assert scheduler.frontier.queued() == 5
 
 
+def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Another page's duplicate row for a feed this worker has taken: the feed's lease holds until its own row."""
+    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=3)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    urls = ["http://a.example/1", "http://a.example/2", "http://a.example/3"]
+    for url in urls:
+        scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
+    first = scheduler.next_request()
+    assert first is not None and scheduler.taken_urls() == set(urls) - {first.url}
+    waiting = sorted(scheduler.taken_urls())[0]
+    rows = [{"url": first.url, "final_url": first.url}, {"url": waiting, "final_url": None}]  # the second: a duplicate
+    worker.committed(Batch(seq=1, tables={"fetch_log": rows}))
+    worker.tick()
+    worker.tick()
+    assert set(scheduler.frontier.leases()) == set(urls) - {first.url}  # the one fetched released, not the other
+    while (request := scheduler.next_request()) is not None:
+        worker.committed(Batch(seq=2, tables={"fetch_log": [{"url": request.url, "final_url": request.url}]}))
+    worker.tick()
+    worker.tick()
+    assert scheduler.frontier.leases() == {}
+
+
 def test_a_request_redis_cannot_take_is_kept_in_this_process(tmp_path: Path, redis_server: RedisServer) -> None:
     crawler = frontier_crawler(tmp_path, redis_server)
     scheduler, spider = open_scheduler(crawler)
