@@ -484,6 +484,12 @@ def open_scheduler(crawler: Crawler) -> tuple[FrontierScheduler, CensusSpider]:
     return scheduler, spider
 
 
+def enqueue(scheduler: FrontierScheduler, spider: CensusSpider, urls: list[str], ctx: FetchContext = CTX) -> None:
+    """Give the scheduler a request for each URL, as the engine does."""
+    for url in urls:
+        scheduler.enqueue_request(make_request(url, ctx, callback=spider.parse, errback=spider.on_error))
+
+
 def stat(crawler: Crawler, name: str) -> Any:
     assert crawler.stats is not None
     return crawler.stats.get_value(name)
@@ -604,10 +610,7 @@ def test_a_worker_takes_several_requests_a_round_trip_and_gives_back_those_it_di
     crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=3)
     scheduler, spider = open_scheduler(crawler)
     frontier = scheduler.frontier
-    for n in range(8):
-        scheduler.enqueue_request(
-            make_request(f"http://a.example/{n}", CTX, callback=spider.parse, errback=spider.on_error)
-        )
+    enqueue(scheduler, spider, [f"http://a.example/{n}" for n in range(8)])
     fetched = [scheduler.next_request() for _ in range(3)]  # the first three, in one round trip (and the script loaded)
     assert all(fetched) and len(frontier.leases()) == 3 and frontier.queued() == 5
     before = frontier.commands
@@ -627,8 +630,7 @@ def test_a_request_found_in_a_response_is_pushed_with_the_next_take_or_before_a_
     scheduler, spider = open_scheduler(crawler)
     worker = worker_of(crawler)
     frontier = scheduler.frontier
-    for url in ("http://a.example/", "http://b.example/"):
-        scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
+    enqueue(scheduler, spider, ["http://a.example/", "http://b.example/"])
     page = scheduler.next_request()  # pushes the two, then takes both
     assert page is not None and frontier.queued() == 0 and not scheduler.pending
     feed_ctx = CTX.child(Via.AUTODISCOVERY, page.url, Expect.FEED)
@@ -695,8 +697,7 @@ def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
     scheduler, spider = open_scheduler(crawler)
     worker = worker_of(crawler)
     urls = ["http://a.example/1", "http://a.example/2", "http://a.example/3"]
-    for url in urls:
-        scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
+    enqueue(scheduler, spider, urls)
     first = scheduler.next_request()
     assert first is not None and scheduler.taken_urls() == set(urls) - {first.url}
     waiting = sorted(scheduler.taken_urls())[0]
