@@ -76,8 +76,8 @@ and the not-due claim carry a token and answer a repeated call as the first); an
 the crawl with ``frontier_error``, and what the worker held comes back through its lease.
 Known limits (at least once, never lost): a worker that stops heartbeating for longer
 than the lease (a reactor blocked that long) is taken for dead, so what it held may be
-fetched twice (the requests it had taken and not started it lets go at its next heartbeat,
-which finds it taken for dead); a lease no committed row names is let go when its worker finishes
+fetched twice (including the requests it had taken and not started, up to
+``FEEDCENSUS_FRONTIER_PREFETCH``: it still fetches them); a lease no committed row names is let go when its worker finishes
 (``feedcensus/frontier/orphaned``), as refetching it would change nothing.
 """
 
@@ -158,8 +158,6 @@ STAT_COMMANDS: Final = "feedcensus/frontier/redis_commands"
 STAT_QUEUED: Final = "feedcensus/frontier/queued"
 #: Requests a page read again named, which its earlier, uncommitted reading had queued (no duplicate row).
 STAT_ALREADY_QUEUED: Final = "feedcensus/frontier/already_queued"
-#: Requests a worker had taken and not started when it found it had been taken for dead (left to the queue).
-STAT_DROPPED_TAKEN: Final = "feedcensus/frontier/dropped_taken"
 
 
 class FrontierError(Exception):
@@ -1204,7 +1202,6 @@ class FrontierScheduler(BaseScheduler):
         )
         self.worker.flush_pending.append(self.push_pending)
         self.worker.not_started.append(self.taken_urls)
-        self.worker.forget_taken.append(self.forget_taken)
         try:
             queued = self.frontier.queued()
         except FrontierError as exc:
@@ -1227,12 +1224,6 @@ class FrontierScheduler(BaseScheduler):
     def taken_urls(self) -> set[str]:
         """The URLs of the requests taken from the queue and not yet given to Scrapy."""
         return {url for url, _ in self.taken}
-
-    def forget_taken(self) -> int:
-        """Let go of the requests taken and not started (their leases went back to the queue); how many."""
-        count = len(self.taken)
-        self.taken.clear()
-        return count
 
     def has_pending_requests(self) -> bool:
         if self.worker.failed is not None:  # the crawl is stopping: only what stays in this process counts
@@ -1415,9 +1406,6 @@ class FrontierWorker:
         #: The URLs of the requests the scheduler has taken from the queue and not yet given to Scrapy: a
         #: committed row that names one (another page's duplicate of it) does not end its lease.
         self.not_started: list[Callable[[], set[str]]] = []
-        #: Called when this worker finds it was taken for dead: the scheduler forgets what it had taken and not
-        #: started (it went back to the queue with the rest); how many.
-        self.forget_taken: list[Callable[[], int]] = []
         if frontier is not None:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -1674,19 +1662,12 @@ class FrontierWorker:
 
     def _heartbeat(self, state: str) -> None:
         assert self.frontier is not None
-        if self.frontier.heartbeat(state, self.requests):
-            return
-        # Taken for dead: what it held is back in the queue, so what it took and has not started is not its own.
-        dropped = sum(forget() for forget in self.forget_taken)
-        self._inc(STAT_DROPPED_TAKEN, dropped)
-        if not self._warned_dead:
+        if not self.frontier.heartbeat(state, self.requests) and not self._warned_dead:
             self._warned_dead = True
             logger.warning(
-                "frontier: worker %s had been taken for dead (silent for over %g s): what it held was requeued "
-                "(%d requests it had taken and not started are left to the queue)",
+                "frontier: worker %s had been taken for dead (silent for over %g s): what it held was requeued",
                 self.frontier.worker,
                 self.frontier.lease_seconds,
-                dropped,
             )
 
     def _requeue_dead(self) -> None:

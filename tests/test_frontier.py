@@ -713,23 +713,6 @@ def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
     assert scheduler.frontier.leases() == {}
 
 
-def test_a_worker_taken_for_dead_lets_go_of_what_it_had_taken_and_not_started(
-    tmp_path: Path, redis_server: RedisServer
-) -> None:
-    """Its leases went back to the queue: another worker fetches those requests, so it must not."""
-    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=3)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
-    scheduler.frontier.register()
-    enqueue(scheduler, spider, ["http://a.example/1", "http://a.example/2", "http://a.example/3"])
-    assert scheduler.next_request() is not None and len(scheduler.taken) == 2
-    make_old(raw(redis_server), "j1", "w1", age=120)
-    assert connect(redis_server, worker="other").requeue_dead() != []  # another worker finds it dead
-    worker.tick()
-    assert not scheduler.taken and stat(crawler, "feedcensus/frontier/dropped_taken") == 2
-    assert scheduler.frontier.queued() == 3  # all three back in the queue, the one it started included
-
-
 def test_a_request_redis_cannot_take_is_kept_in_this_process(tmp_path: Path, redis_server: RedisServer) -> None:
     crawler = frontier_crawler(tmp_path, redis_server)
     scheduler, spider = open_scheduler(crawler)
