@@ -74,11 +74,16 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
 A refused or reset connection is tried again (every script is safe to run twice: push, pop
 and the not-due claim carry a token and answer a repeated call as the first); any other failure of Redis stops
 the crawl with ``frontier_error``, and what the worker held comes back through its lease.
-Known limits (at least once, never lost): a worker that stops heartbeating for longer
+Known limits (at least once): a worker that stops heartbeating for longer
 than the lease (a reactor blocked that long) is taken for dead, so what it held may be
 fetched twice (including the requests it had taken and not started, up to
-``FEEDCENSUS_FRONTIER_PREFETCH``: it still fetches them); a lease no committed row names is let go when its worker finishes
-(``feedcensus/frontier/orphaned``), as refetching it would change nothing.
+``FEEDCENSUS_FRONTIER_PREFETCH``: it still fetches them); a lease no committed row names is let go
+when its worker finishes (``feedcensus/frontier/orphaned``), as refetching it would change nothing.
+Leases are kept by URL, so requests for one URL (an archive's records of one WARC file, each
+``dont_filter``) share one: a row naming an archived record names the record's URL, not the file's,
+so the file's lease lasts until the worker leaves; and anything that ends it early (a sibling's
+retry queued, another worker taking a sibling) leaves the siblings this worker holds to it alone,
+lost if it then dies.
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ from twisted.internet import task
 from pipelines.history import history_of
 from pipelines.writer import Dataset
 from schemas.items import FetchContext, context_from_meta
+from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
     from typing import Self
@@ -1530,10 +1536,18 @@ class FrontierWorker:
         self._loop.start(self.interval, now=False)
 
     def committed(self, batch: Batch) -> None:
-        """After a dataset commit (writer thread): its ``fetch_log`` rows' URLs are done."""
+        """After a dataset commit (writer thread): its ``fetch_log`` rows' URLs are done.
+
+        Not the URL of a plain duplicate row (a page named a URL already requested): that request was
+        never queued nor leased, and the URL's lease, if this worker holds one, is the request being
+        fetched, which its own row releases. (A duplicate at the end of a redirect chain names the
+        chain's first URL, which this worker leased: that one is released.)"""
         urls: list[str] = []
         for row in batch.tables.get("fetch_log") or ():
-            urls += [u for u in (row.get("url"), row.get("final_url")) if isinstance(u, str) and u]
+            url, final_url = row.get("url"), row.get("final_url")
+            if row.get("outcome") == Outcome.DUPLICATE and url == final_url:
+                continue
+            urls += [u for u in (url, final_url) if isinstance(u, str) and u]
         if urls:
             with self._lock:
                 for url in list(urls):

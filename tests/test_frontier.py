@@ -701,13 +701,34 @@ def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
     first = scheduler.next_request()
     assert first is not None and scheduler.taken_urls() == set(urls) - {first.url}
     waiting = sorted(scheduler.taken_urls())[0]
-    rows = [{"url": first.url, "final_url": first.url}, {"url": waiting, "final_url": None}]  # the second: a duplicate
+    rows = [{"url": first.url, "final_url": first.url}, {"url": waiting, "final_url": waiting, "outcome": "error"}]
     worker.committed(Batch(seq=1, tables={"fetch_log": rows}))
     worker.tick()
     worker.tick()
     assert set(scheduler.frontier.leases()) == set(urls) - {first.url}  # the one fetched released, not the other
     while (request := scheduler.next_request()) is not None:
         worker.committed(Batch(seq=2, tables={"fetch_log": [{"url": request.url, "final_url": request.url}]}))
+    worker.tick()
+    worker.tick()
+    assert scheduler.frontier.leases() == {}
+
+
+def test_a_duplicate_row_does_not_end_the_lease_of_the_request_being_fetched(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Another page names a feed this worker is fetching: the duplicate row must not release the feed."""
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    enqueue(scheduler, spider, ["http://a.example/feed"])
+    feed = scheduler.next_request()  # handed to Scrapy: downloading
+    assert feed is not None and not scheduler.taken
+    duplicate = {"url": feed.url, "final_url": feed.url, "outcome": "duplicate"}
+    worker.committed(Batch(seq=1, tables={"fetch_log": [duplicate]}))
+    worker.tick()
+    worker.tick()
+    assert scheduler.frontier.leases() == {feed.url: "w1"}  # a worker dying now hands the feed back
+    worker.committed(Batch(seq=2, tables={"fetch_log": [{"url": feed.url, "final_url": feed.url, "outcome": "ok"}]}))
     worker.tick()
     worker.tick()
     assert scheduler.frontier.leases() == {}
