@@ -490,6 +490,13 @@ def enqueue(scheduler: FrontierScheduler, spider: CensusSpider, urls: list[str],
         scheduler.enqueue_request(make_request(url, ctx, callback=spider.parse, errback=spider.on_error))
 
 
+def commit_and_wait(worker: FrontierWorker, rows: list[dict[str, Any]], seq: int = 1) -> None:
+    """Commit ``rows`` to fetch_log and let two heartbeats pass: the leases those rows end are released."""
+    worker.committed(Batch(seq=seq, tables={"fetch_log": rows}))
+    worker.tick()
+    worker.tick()
+
+
 def stat(crawler: Crawler, name: str) -> Any:
     assert crawler.stats is not None
     return crawler.stats.get_value(name)
@@ -702,14 +709,10 @@ def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
     assert first is not None and scheduler.taken_urls() == set(urls) - {first.url}
     waiting = sorted(scheduler.taken_urls())[0]
     rows = [{"url": first.url, "final_url": first.url}, {"url": waiting, "final_url": waiting, "outcome": "error"}]
-    worker.committed(Batch(seq=1, tables={"fetch_log": rows}))
-    worker.tick()
-    worker.tick()
+    commit_and_wait(worker, rows)
     assert set(scheduler.frontier.leases()) == set(urls) - {first.url}  # the one fetched released, not the other
     while (request := scheduler.next_request()) is not None:
-        worker.committed(Batch(seq=2, tables={"fetch_log": [{"url": request.url, "final_url": request.url}]}))
-    worker.tick()
-    worker.tick()
+        commit_and_wait(worker, [{"url": request.url, "final_url": request.url}], seq=2)
     assert scheduler.frontier.leases() == {}
 
 
@@ -724,13 +727,9 @@ def test_a_duplicate_row_does_not_end_the_lease_of_the_request_being_fetched(
     feed = scheduler.next_request()  # handed to Scrapy: downloading
     assert feed is not None and not scheduler.taken
     duplicate = {"url": feed.url, "final_url": feed.url, "outcome": "duplicate"}
-    worker.committed(Batch(seq=1, tables={"fetch_log": [duplicate]}))
-    worker.tick()
-    worker.tick()
+    commit_and_wait(worker, [duplicate])
     assert scheduler.frontier.leases() == {feed.url: "w1"}  # a worker dying now hands the feed back
-    worker.committed(Batch(seq=2, tables={"fetch_log": [{"url": feed.url, "final_url": feed.url, "outcome": "ok"}]}))
-    worker.tick()
-    worker.tick()
+    commit_and_wait(worker, [{"url": feed.url, "final_url": feed.url, "outcome": "ok"}], seq=2)
     assert scheduler.frontier.leases() == {}
 
 
@@ -802,9 +801,7 @@ def test_a_redirect_chain_dropped_as_a_duplicate_is_released_with_its_row(
     scheduler.push_pending()
     assert dropped == [a]  # a redirect loop: its row is for a, not b
     assert scheduler.frontier.leases() == {b: "w1"}
-    worker.committed(Batch(seq=1, tables={"fetch_log": [{"url": a, "final_url": a}]}))
-    worker.tick()
-    worker.tick()
+    commit_and_wait(worker, [{"url": a, "final_url": a}])
     assert scheduler.frontier.leases() == {}
 
 
@@ -848,9 +845,7 @@ def test_a_page_whose_lease_came_back_is_read_again_without_a_duplicate_row(
     assert helper.next_request() is None and not helper.has_pending_requests()  # one fetch of the feed
 
     rows = [{"url": PAGE, "final_url": PAGE}, {"url": FEED, "final_url": FEED}]
-    helper_worker.committed(Batch(seq=1, tables={"fetch_log": rows}))
-    helper_worker.tick()
-    helper_worker.tick()
+    commit_and_wait(helper_worker, rows)
     status = helper.frontier.status()
     assert (status.queued, status.leased, status.seen) == (0, 0, 2)
     assert children_keys(raw(redis_server)) == set()
