@@ -79,11 +79,10 @@ than the lease (a reactor blocked that long) is taken for dead, so what it held 
 fetched twice (including the requests it had taken and not started, up to
 ``FEEDCENSUS_FRONTIER_PREFETCH``: it still fetches them); a lease no committed row names is let go
 when its worker finishes (``feedcensus/frontier/orphaned``), as refetching it would change nothing.
-Leases are kept by URL, so requests for one URL (an archive's records of one WARC file, each
-``dont_filter``) share one: a row naming an archived record names the record's URL, not the file's,
-so the file's lease lasts until the worker leaves; and anything that ends it early (a sibling's
-retry queued, another worker taking a sibling) leaves the siblings this worker holds to it alone,
-lost if it then dies.
+Leases are kept by URL (an archive's record by the URL it holds, :func:`lease_key`, not by its
+WARC file's), so requests for one URL (``dont_filter``) share one: anything that ends it early (a
+sibling's retry queued, another worker taking a sibling) leaves the siblings this worker holds to
+it alone, lost if it then dies.
 """
 
 from __future__ import annotations
@@ -630,7 +629,7 @@ class FrontierStatus:
 class Push:
     """One request for :meth:`Frontier.push_many`: its URL and encoded form, and what :meth:`Frontier.push` takes."""
 
-    url: str
+    url: str  # the URL it is leased under (:func:`lease_key`): the queue member is this URL, a newline, ``encoded``
     encoded: str
     priority: int = 0
     fingerprint: str | None = None  # None: not filtered (dont_filter)
@@ -1086,12 +1085,14 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
             names = (_method_name(request.callback, self.spider), _method_name(request.errback, self.spider))
         except ValueError:
             return str(self._encode_request(request))  # scrapy-redis's way: to_dict(spider=...) finds the names
-        # Request.to_dict() without its URL (the queue member is "URL\nJSON": the URL is there once) and
-        # with the callbacks' names found above, built from the request's public attributes as to_dict
-        # builds it (to_dict itself would need a copy of the request without callbacks: a third of the cost).
-        obj = {name: getattr(request, name) for name in request.attributes if name != "url"}
+        # Request.to_dict() with the callbacks' names found above, built from the request's public
+        # attributes as to_dict builds it (to_dict itself would need a copy of the request without
+        # callbacks: a third of the cost); without the URL when the member's lease key is the URL.
+        obj = {name: getattr(request, name) for name in request.attributes}
         obj["headers"] = dict(request.headers)
         obj["callback"], obj["errback"] = names
+        if lease_key(request) == request.url:
+            del obj["url"]  # the queue member is "URL\nJSON": the URL is there once
         if type(request) is not Request:
             obj["_class"] = f"{type(request).__module__}.{type(request).__name__}"
         return str(self.serializer.dumps(obj))
@@ -1116,7 +1117,7 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
         """What :meth:`push` sends, for :meth:`Frontier.push_many`; ValueError (or TypeError) when the request
         cannot go to Redis, now rather than when its batch goes."""
         push = Push(
-            url=request.url,
+            url=lease_key(request),
             encoded=self.encode(request),
             priority=request.priority,
             fingerprint=fingerprint,
@@ -1139,6 +1140,15 @@ def _parent_of(request: Request) -> str | None:
     if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls"):
         return None  # an input's source is the file or list that named it, never a page
     return ctx.source
+
+
+def lease_key(request: Request) -> str:
+    """The URL ``request`` is leased under: its own, or for a web archive's record (``feedcensus
+    commoncrawl``, whose requests all have their WARC file's URL) the URL the record holds, which
+    the record's ``fetch_log`` row names, so that its commit ends this record's lease alone."""
+    archived = request.cb_kwargs.get("archived")
+    url = archived.get("url") if isinstance(archived, dict) else None
+    return url if isinstance(url, str) and url else request.url
 
 
 class FrontierDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis has no type information
@@ -1264,7 +1274,7 @@ class FrontierScheduler(BaseScheduler):
         if self.worker.failed is not None:
             return True
         fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
-        release = [request.url, *(str(u) for u in request.meta.get("redirect_urls") or ())]
+        release = [lease_key(request), *(str(u) for u in request.meta.get("redirect_urls") or ())]
         try:
             push = self.queue.push_later(request, fingerprint, release, is_input=self.worker.seeding)
         except (TypeError, ValueError) as exc:

@@ -37,7 +37,7 @@ from crawler.frontier import (
     has_password,
     shareable_url,
 )
-from crawler.requests import make_request
+from crawler.requests import archive_record_request, make_request
 from crawler.spiders.census import CensusSpider
 from pipelines.dataset.store import Batch
 from pipelines.history import history_of
@@ -679,21 +679,43 @@ def test_a_page_stays_leased_when_the_requests_it_made_cannot_be_queued(
 
 
 def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server: RedisServer) -> None:
-    """An archive's records of one WARC file are requests for the file's URL: a worker that takes several
-    at once and stops hands back every one."""
+    """Several requests for one URL (``dont_filter``) share its lease: a worker that takes them at once and
+    stops hands back every one."""
     crawler = frontier_crawler(tmp_path, redis_server)
     scheduler, spider = open_scheduler(crawler)
-    warc = "http://archive.example/crawl-1.warc.gz"
+    url = "http://a.example/feed"
     for n in range(5):
-        record = make_request(warc, CTX, callback=spider.parse, errback=spider.on_error).replace(
-            dont_filter=True, cb_kwargs={"archived": {"offset": n * 100, "length": 100, "url": f"http://a.example/{n}"}}
-        )
-        scheduler.enqueue_request(record)
+        request = make_request(url, CTX, callback=spider.parse, errback=spider.on_error)
+        scheduler.enqueue_request(request.replace(dont_filter=True, cb_kwargs={"n": n}))
     first = scheduler.next_request()
     assert first is not None and len(scheduler.taken) == 4 and scheduler.frontier.queued() == 0
+    assert scheduler.frontier.leases() == {url: "w1"}
     scheduler.close("shutdown")
     worker_of(crawler).close("shutdown")  # what it holds goes back: all five, none lost
     assert scheduler.frontier.queued() == 5
+
+
+def test_an_archive_record_is_leased_under_the_url_it_holds(tmp_path: Path, redis_server: RedisServer) -> None:
+    """Every record of one WARC file is a request for the file's URL; each is leased under the URL it holds,
+    which its fetch_log row names, so its commit ends its own lease and no other."""
+    crawler = frontier_crawler(tmp_path, redis_server)
+    scheduler, spider = open_scheduler(crawler)
+    worker = worker_of(crawler)
+    warc = "http://archive.example/crawl-1.warc.gz"
+    held = [f"http://site{n}.example/feed" for n in range(3)]
+    for n, url in enumerate(held):
+        ctx = FetchContext(via=Via.ARCHIVE, source="crawl-1.warc.gz", depth=0, kind=Expect.FEED)
+        record = archive_record_request(warc, n * 100, 100, url, ctx, callback=spider.parse, errback=spider.on_error)
+        scheduler.enqueue_request(record)
+    first = scheduler.next_request()
+    assert first is not None and first.url == warc and first.cb_kwargs["archived"]["url"] in held
+    assert set(scheduler.frontier.leases()) == set(held)
+    done = first.cb_kwargs["archived"]["url"]
+    commit_and_wait(worker, [{"url": done, "final_url": None, "outcome": "ok"}])  # the record's row
+    assert set(scheduler.frontier.leases()) == set(held) - {done}
+    scheduler.close("shutdown")
+    worker.close("shutdown")
+    assert scheduler.frontier.queued() == 2  # the two not fetched go back, the one committed does not
 
 
 def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
