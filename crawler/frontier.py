@@ -117,6 +117,7 @@ from scrapy.utils.request import request_from_dict
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 from twisted.internet import task
+from twisted.internet.base import DelayedCall
 
 from pipelines.history import history_of
 from pipelines.writer import Dataset
@@ -1195,7 +1196,7 @@ class FrontierScheduler(BaseScheduler):
         #: Requests the engine gave and not yet pushed (:meth:`push_pending`), and the call that pushes them
         #: :data:`PUSH_DELAY` seconds after the first.
         self.pending: list[tuple[Request, Push]] = []
-        self._push_call: Any = None
+        self._push_call: DelayedCall | None = None
         self._warned: set[str] = set()
 
     @classmethod
@@ -1216,8 +1217,7 @@ class FrontierScheduler(BaseScheduler):
             self.crawler.request_fingerprinter,
             debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
-        self.worker.flush_pending.append(self.push_pending)
-        self.worker.not_started.append(self.taken_urls)
+        self.worker.scheduler = self
         try:
             queued = self.frontier.queued()
         except FrontierError as exc:
@@ -1415,13 +1415,11 @@ class FrontierWorker:
         self._warned_dead = False
         #: True while this process queues its inputs: it takes no request until they are all in.
         self.seeding = False
-        #: Called before this worker releases leases, says it is idle or marks the job seeded: the
-        #: scheduler pushes the requests it holds back for a batch (:meth:`FrontierScheduler.push_pending`);
-        #: False when that failed.
-        self.flush_pending: list[Callable[[], bool]] = []
-        #: The URLs of the requests the scheduler has taken from the queue and not yet given to Scrapy: a
-        #: committed row that names one (another page's duplicate of it) does not end its lease.
-        self.not_started: list[Callable[[], set[str]]] = []
+        #: The crawl's scheduler (set when it opens). Before this worker releases leases, says it is idle or
+        #: marks the job seeded, the scheduler pushes the requests it holds back for a batch; and a committed
+        #: row naming a URL it has taken and not yet given to Scrapy (another page's duplicate of it) does
+        #: not end that lease.
+        self.scheduler: FrontierScheduler | None = None
         if frontier is not None:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -1476,7 +1474,8 @@ class FrontierWorker:
     def seeded(self) -> None:
         """The coordinator has queued every input (the spider calls this at the end of ``start()``)."""
         self.seeding = False
-        self._pushed_pending()  # on failure the crawl stops with frontier_error (and the job is not seeded)
+        if self.scheduler is not None:  # on failure the crawl stops with frontier_error (and the job is not seeded)
+            self.scheduler.push_pending()
         if self.frontier is None or self.failed is not None:
             return
         try:
@@ -1669,18 +1668,16 @@ class FrontierWorker:
             self._ready, self._fresh = [], []
         return urls
 
-    def _pushed_pending(self) -> bool:
-        """Whether the requests the scheduler held back for a batch are queued now (False: the frontier failed)."""
-        return all([flush() for flush in self.flush_pending])
-
     def _release(self, urls: list[str]) -> None:
         """End this worker's leases of ``urls``, once the requests held back for a batch are queued (the
         requests a page's response made are queued before its lease ends): none if that push failed."""
         assert self.frontier is not None
-        if not self._pushed_pending():
-            raise FrontierError(self.failed or "the frontier failed")
-        waiting = set().union(*(urls_of() for urls_of in self.not_started))
-        urls = [u for u in urls if u not in waiting]  # their own rows end their leases, once fetched
+        scheduler = self.scheduler
+        if scheduler is not None:
+            if not scheduler.push_pending():
+                raise FrontierError(self.failed or "the frontier failed")
+            waiting = scheduler.taken_urls()
+            urls = [u for u in urls if u not in waiting]  # their own rows end their leases, once fetched
         if urls:
             self._inc(STAT_RELEASED, self.frontier.release(urls))
 
