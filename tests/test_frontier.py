@@ -484,6 +484,21 @@ def open_scheduler(crawler: Crawler) -> tuple[FrontierScheduler, CensusSpider]:
     return scheduler, spider
 
 
+def worker_of(crawler: Crawler) -> FrontierWorker:
+    worker = crawler.get_extension(FrontierWorker)
+    assert worker is not None and worker.frontier is not None
+    return worker
+
+
+def frontier_scheduler(
+    tmp_path: Path, server: RedisServer, **settings: Any
+) -> tuple[Crawler, FrontierScheduler, CensusSpider, FrontierWorker]:
+    """A crawler on the frontier (:func:`frontier_crawler`), its scheduler open, its spider and its worker."""
+    crawler = frontier_crawler(tmp_path, server, **settings)
+    scheduler, spider = open_scheduler(crawler)
+    return crawler, scheduler, spider, worker_of(crawler)
+
+
 def enqueue(scheduler: FrontierScheduler, spider: CensusSpider, urls: list[str], ctx: FetchContext = CTX) -> None:
     """Give the scheduler a request for each URL, as the engine does."""
     for url in urls:
@@ -565,9 +580,7 @@ def test_a_queued_request_carries_only_what_differs_from_a_plain_get(tmp_path: P
 
 
 def test_a_coordinator_queues_every_input_before_it_takes_one(tmp_path: Path, redis_server: RedisServer) -> None:
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     other = connect(redis_server, worker="w2")
     worker.seeding_started()
     for n in range(3):
@@ -589,9 +602,7 @@ def test_a_coordinator_pushes_its_inputs_a_batch_at_a_time_and_drops_their_dupli
     tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(frontier_module, "PUSH_BATCH", 3)
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    crawler, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     dropped = record_dropped(crawler)
     frontier = scheduler.frontier
     frontier.push("http://warm.example/", "w")  # Redis has the push script from now on (its first call loads it)
@@ -633,9 +644,7 @@ def test_a_worker_takes_several_requests_a_round_trip_and_gives_back_those_it_di
 def test_a_request_found_in_a_response_is_pushed_with_the_next_take_or_before_a_release(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
-    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=2)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=2)
     frontier = scheduler.frontier
     enqueue(scheduler, spider, ["http://a.example/", "http://b.example/"])
     page = scheduler.next_request()  # pushes the two, then takes both
@@ -658,9 +667,7 @@ def test_a_page_stays_leased_when_the_requests_it_made_cannot_be_queued(
 ) -> None:
     """Redis refusing writes (maxmemory reached, noeviction) but not deletes: the page's lease must hold,
     or the feeds it named would be lost with a worker that stops."""
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     frontier = scheduler.frontier
     scheduler.enqueue_request(make_request("http://a.example/", CTX, callback=spider.parse, errback=spider.on_error))
     page = scheduler.next_request()
@@ -698,9 +705,7 @@ def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server:
 def test_an_archive_record_is_leased_under_the_url_it_holds(tmp_path: Path, redis_server: RedisServer) -> None:
     """Every record of one WARC file is a request for the file's URL; each is leased under the URL it holds,
     which its fetch_log row names, so its commit ends its own lease and no other."""
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     warc = "http://archive.example/crawl-1.warc.gz"
     held = [f"http://site{n}.example/feed" for n in range(3)]
     for n, url in enumerate(held):
@@ -722,9 +727,7 @@ def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
     """Another page's duplicate row for a feed this worker has taken: the feed's lease holds until its own row."""
-    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=3)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_PREFETCH=3)
     urls = ["http://a.example/1", "http://a.example/2", "http://a.example/3"]
     enqueue(scheduler, spider, urls)
     first = scheduler.next_request()
@@ -742,9 +745,7 @@ def test_a_duplicate_row_does_not_end_the_lease_of_the_request_being_fetched(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
     """Another page names a feed this worker is fetching: the duplicate row must not release the feed."""
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     enqueue(scheduler, spider, ["http://a.example/feed"])
     feed = scheduler.next_request()  # handed to Scrapy: downloading
     assert feed is not None and not scheduler.taken
@@ -804,9 +805,7 @@ def test_a_redirect_ends_the_lease_of_the_url_it_came_from(tmp_path: Path, redis
 def test_a_redirect_chain_dropped_as_a_duplicate_is_released_with_its_row(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    crawler, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     dropped = record_dropped(crawler)
     a, b = "http://a.example/loop/a", "http://a.example/loop/b"
     scheduler.enqueue_request(make_request(a, CTX, callback=spider.parse, errback=spider.on_error))
@@ -928,12 +927,6 @@ def test_the_frontier_setting_alone_makes_a_distributed_crawl(tmp_path: Path, re
 # --- the worker --------------------------------------------------------------------------------------------
 
 
-def worker_of(crawler: Crawler) -> FrontierWorker:
-    worker = crawler.get_extension(FrontierWorker)
-    assert worker is not None and worker.frontier is not None
-    return worker
-
-
 def test_a_feed_not_due_is_recorded_by_one_worker_of_the_job(tmp_path: Path, redis_server: RedisServer) -> None:
     claims = []
     for name in ("w1", "w2"):
@@ -955,9 +948,7 @@ def test_a_feed_not_due_is_recorded_by_one_worker_of_the_job(tmp_path: Path, red
 
 
 def test_committed_rows_are_released_one_heartbeat_later(tmp_path: Path, redis_server: RedisServer) -> None:
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    crawler, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     worker.frontier.register()  # type: ignore[union-attr]
     for url in ("http://a.example/1", "http://a.example/2"):
         scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
@@ -1002,9 +993,7 @@ def test_an_idle_worker_waits_for_busy_ones_and_closes_when_the_job_is_quiet(
 
 
 def test_a_finished_worker_lets_go_of_a_lease_no_row_named(tmp_path: Path, redis_server: RedisServer) -> None:
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    crawler, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     assert worker.frontier is not None
     worker.frontier.register()
     worker.seeded()
@@ -1019,9 +1008,7 @@ def test_a_finished_worker_lets_go_of_a_lease_no_row_named(tmp_path: Path, redis
 def test_a_worker_that_stops_early_hands_back_what_it_holds_and_the_last_one_ends_the_job(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
-    crawler = frontier_crawler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_KEY_TTL=100)
-    scheduler, spider = open_scheduler(crawler)
-    worker = worker_of(crawler)
+    crawler, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server, FEEDCENSUS_FRONTIER_KEY_TTL=100)
     assert worker.frontier is not None
     worker.frontier.register()
     scheduler.enqueue_request(make_request("http://a.example/", CTX, callback=spider.parse, errback=spider.on_error))
