@@ -1081,7 +1081,8 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
         super().__init__(frontier.redis, spider, frontier.key("queue").replace("%", "%%"), serializer=codec)
         self.frontier = frontier
 
-    def encode(self, request: Request) -> str:
+    def encode(self, request: Request, key: str | None = None) -> str:
+        """The request as JSON; ``key``: the URL it is leased under, when known (:func:`lease_key`)."""
         try:
             names = (_method_name(request.callback, self.spider), _method_name(request.errback, self.spider))
         except ValueError:
@@ -1092,7 +1093,7 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
         obj = {name: getattr(request, name) for name in request.attributes}
         obj["headers"] = dict(request.headers)
         obj["callback"], obj["errback"] = names
-        if lease_key(request) == request.url:
+        if (key if key is not None else lease_key(request)) == request.url:
             del obj["url"]  # the queue member is "URL\nJSON": the URL is there once
         if type(request) is not Request:
             obj["_class"] = f"{type(request).__module__}.{type(request).__name__}"
@@ -1105,24 +1106,24 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
         return request_from_dict(obj, spider=self.spider)
 
     def push(
-        self, request: Request, fingerprint: str | None = None, release: Iterable[str] = (), *, is_input: bool = False
+        self, request: Request, fingerprint: str | None = None, *, is_input: bool = False
     ) -> Pushed:  # scrapy-redis's push(request), plus the duplicate check, the leases it ends and its parent
-        return self.frontier.push_many([self.push_later(request, fingerprint, release, is_input=is_input)])[0]
+        return self.frontier.push_many([self.push_later(request, fingerprint, is_input=is_input)])[0]
 
     def pop(self, timeout: int = 0, *, mark_busy: bool = False) -> tuple[str, str] | None:
         return self.frontier.pop(mark_busy=mark_busy)
 
-    def push_later(
-        self, request: Request, fingerprint: str | None = None, release: Iterable[str] = (), *, is_input: bool = False
-    ) -> Push:
+    def push_later(self, request: Request, fingerprint: str | None = None, *, is_input: bool = False) -> Push:
         """What :meth:`push` sends, for :meth:`Frontier.push_many`; ValueError (or TypeError) when the request
-        cannot go to Redis, now rather than when its batch goes."""
+        cannot go to Redis, now rather than when its batch goes. Queued, it ends the leases of the URLs it
+        stands for: its own (:func:`lease_key`) and those of the redirects that led to it."""
+        key = lease_key(request)
         push = Push(
-            url=lease_key(request),
-            encoded=self.encode(request),
+            url=key,
+            encoded=self.encode(request, key),
             priority=request.priority,
             fingerprint=fingerprint,
-            release=tuple(release),
+            release=(key, *(str(u) for u in request.meta.get("redirect_urls") or ())),
             parent=_parent_of(request),
             is_input=is_input,
         )
@@ -1274,9 +1275,8 @@ class FrontierScheduler(BaseScheduler):
         if self.worker.failed is not None:
             return True
         fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
-        release = [lease_key(request), *(str(u) for u in request.meta.get("redirect_urls") or ())]
         try:
-            push = self.queue.push_later(request, fingerprint, release, is_input=self.worker.seeding)
+            push = self.queue.push_later(request, fingerprint, is_input=self.worker.seeding)
         except (TypeError, ValueError) as exc:
             self._warn_once("local", "frontier: a request cannot be queued in Redis (%s); this worker fetches it", exc)
             self._inc("feedcensus/frontier/kept_local")
