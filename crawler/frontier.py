@@ -73,7 +73,9 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
 
 A refused or reset connection is tried again (every script is safe to run twice: push, pop
 and the not-due claim carry a token and answer a repeated call as the first); any other failure of Redis stops
-the crawl with ``frontier_error``, and what the worker held comes back through its lease.
+the crawl with ``frontier_error``, and what the worker held comes back through its lease. So does a job
+gone from Redis (:class:`JobGone`: its ``meta`` is missing at a heartbeat of a worker that joined it, as
+after a restart without its data), which no worker could otherwise see end.
 Known limits (at least once): a worker that stops heartbeating for longer
 than the lease (a reactor blocked that long) is taken for dead, so what it held may be
 fetched twice (including the requests it had taken and not started, up to
@@ -164,10 +166,16 @@ STAT_COMMANDS: Final = "feedcensus/frontier/redis_commands"
 STAT_QUEUED: Final = "feedcensus/frontier/queued"
 #: Requests a page read again named, which its earlier, uncommitted reading had queued (no duplicate row).
 STAT_ALREADY_QUEUED: Final = "feedcensus/frontier/already_queued"
+#: Set (1) when the crawl stopped because the job's state was gone from Redis (:class:`JobGone`).
+STAT_JOB_GONE: Final = "feedcensus/frontier/job_gone"
 
 
 class FrontierError(Exception):
     """The frontier cannot be used (one line; a Redis URL in it never carries its password)."""
+
+
+class JobGone(FrontierError):
+    """The job's state is gone from Redis although this worker joined it: the job cannot go on."""
 
 
 class Pushed(enum.IntEnum):
@@ -455,7 +463,10 @@ end
 return n
 """
 
-# ARGV: prefix, worker, JSON info, '1' to register. Returns 1 if the worker was known.
+# ARGV: prefix, worker, JSON info, '1' to register. Returns 1 if the worker was known (its row is the
+# one its own heartbeats write, with its host: a take by a worker taken for dead writes a row without
+# one), 0 if not, -1 if the job itself is gone (no ``meta`` although this worker joined it: Redis lost
+# its data, or the keys were deleted): then nothing is written.
 _HEARTBEAT = """
 local info = cjson.decode(ARGV[3])
 local t = now()
@@ -463,8 +474,11 @@ info.heartbeat = t
 if ARGV[4] == '1' then
   redis.call('HSETNX', p .. 'meta', 'created', tostring(t))
   redis.call('HSETNX', p .. 'meta', 'state', 'running')
+elseif redis.call('HEXISTS', p .. 'meta', 'created') == 0 then
+  return -1
 end
-local known = redis.call('HEXISTS', p .. 'workers', ARGV[2])
+local known = 0
+if decode(redis.call('HGET', p .. 'workers', ARGV[2])).host then known = 1 end
 redis.call('HSET', p .. 'workers', ARGV[2], cjson.encode(info))
 return known
 """
@@ -735,13 +749,22 @@ class Frontier:
         self._heartbeat(state, requests, register=True)
 
     def heartbeat(self, state: str, requests: int = 0) -> bool:
-        """Say this worker is alive and ``state``; False when it had been taken for dead (its leases requeued)."""
+        """Say this worker is alive and ``state``; False when it had been taken for dead (its leases requeued).
+
+        FrontierError when the job is gone from Redis although this worker joined it (the server lost its
+        data, or the job's keys were deleted): its queue, duplicate filter and leases went with it, so no
+        worker could ever see the job end."""
         return self._heartbeat(state, requests, register=False)
 
     def _heartbeat(self, state: str, requests: int, *, register: bool) -> bool:
         host, pid = socket.gethostname(), os.getpid()
         info = {"host": host, "pid": pid, "started": self.started, "state": state, "requests": requests}
-        known = self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0")
+        known = int(self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0"))
+        if known < 0:
+            raise JobGone(
+                f"frontier {self.display_url} (job {self.job}): the job is gone from Redis (the server lost its data, "
+                "or the job's keys were deleted): what was queued and leased went with it"
+            )
         return bool(known)
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
@@ -1514,6 +1537,8 @@ class FrontierWorker:
         stats = self.crawler.stats
         if stats is not None:
             stats.set_value(STAT_ERROR, message)
+            if isinstance(exc, JobGone):
+                stats.set_value(STAT_JOB_GONE, 1)
         logger.error("%s; stopping the crawl", message)
         try:
             engine = self.crawler.engine

@@ -2,7 +2,7 @@
 
 ``RedisServer`` is a context manager with ``.url``, ``.stop()`` (SIGTERM: it writes its
 append-only file and exits), ``.kill()`` (SIGKILL), ``.restart()`` (same port, same folder:
-the data survives through ``--appendonly yes``) and ``.start()``. ``redis_server`` is the
+the data survives through ``--appendonly yes``; ``keep_data=False`` loses it) and ``.start()``. ``redis_server`` is the
 pytest fixture; import it into a test module. No mocks: when ``redis-server`` is not
 installed the tests that need it fail and say so (``apt-get install redis-server``;
 ``.ci/run`` installs it), they are never skipped.
@@ -124,9 +124,14 @@ class RedisServer:
         """SIGKILL: gone at once."""
         self._end(signal.SIGKILL)
 
-    def restart(self) -> RedisServer:
-        """Stop, then start again on the same port with the same folder (its data comes back)."""
+    def restart(self, *, keep_data: bool = True) -> RedisServer:
+        """Stop, then start again on the same port with the same folder: its data comes back, unless
+        ``keep_data=False`` (its data files are deleted first, as on a server run without persistence)."""
         self.stop()
+        if not keep_data:
+            for path in self.folder.iterdir():
+                if path.name.startswith(("appendonly", "dump")):
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
         return self.start()
 
     def _end(self, sig: signal.Signals) -> None:

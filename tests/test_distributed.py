@@ -184,6 +184,29 @@ def test_redis_going_away_stops_with_exit_4_and_the_job_goes_on(redis: RedisServ
         assert len(feeds) == n, sorted(set(server.url_for(f"/f{i}.xml") for i in range(n)) - set(feeds))
 
 
+def test_a_job_gone_from_redis_stops_every_worker_with_exit_4_instead_of_waiting_forever(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    n = 30
+    with WebServer(slow_web(n, delay=0.3)) as server:
+        out = tmp_path / "out"
+        tune = ["-s", "CONCURRENT_REQUESTS=2", "-s", "FEEDCENSUS_FLUSH_SECONDS=1"]
+        coordinator = start(
+            "crawl", *url_list(server, n), "--out", str(out), "--job-id", "g", "--frontier", redis.url, *QUICK, *tune,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while sum(server.hits.values()) < 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        redis.restart(keep_data=False)  # its queue, leases and the job's meta are gone
+        code, log = finish(coordinator, timeout=60)  # before: it waited for the job to end, forever
+        assert code == 4, log[-3000:]
+        assert "Traceback" not in log
+        last = log.strip().splitlines()[-1]
+        assert "the job is gone from Redis" in last and last.endswith("the job cannot go on: start it again"), last
+        assert sum(server.hits.values()) < 2 * n  # it stopped, it did not fetch the inputs again
+        assert len(rows(out, "feeds")) > 0  # what was committed before stays readable
+
+
 def test_status_shows_the_job(redis: RedisServer, demo_server: Any, tmp_path: Path) -> None:
     seeds = demo_seeds_file(tmp_path, demo_server)
     out = tmp_path / "out"

@@ -32,6 +32,7 @@ from crawler.frontier import (
     FrontierError,
     FrontierScheduler,
     FrontierWorker,
+    JobGone,
     Pushed,
     display_url,
     has_password,
@@ -251,6 +252,32 @@ def test_the_state_survives_a_redis_restart(redis_server: RedisServer) -> None:
     assert f.push("http://a.example/2", "r2", fingerprint="fp2") == Pushed.QUEUED
     assert f.queued() == 2 and f.seeded
     assert f.push("http://a.example/", "again", fingerprint="fp") == Pushed.DUPLICATE
+
+
+def test_a_job_gone_from_redis_is_a_frontier_error_at_the_next_heartbeat(redis_server: RedisServer) -> None:
+    f = connect(redis_server)
+    f.register()
+    f.push("http://a.example/", "r", fingerprint="fp")
+    assert f.heartbeat(BUSY)
+    raw(redis_server).flushall()  # as a restart without its data files leaves it
+    with pytest.raises(JobGone, match=r"job j1\): the job is gone from Redis"):
+        f.heartbeat(IDLE)
+    assert raw(redis_server).keys("*") == []  # it wrote nothing back: no half-job for other workers to wait on
+    f.register()  # joining (again) starts the job afresh
+    assert f.heartbeat(BUSY)
+
+
+def test_a_worker_taken_for_dead_hears_so_even_when_it_took_a_request_since(redis_server: RedisServer) -> None:
+    alive, dead = connect(redis_server, worker="alive"), connect(redis_server, worker="dead")
+    alive.register()
+    dead.register()
+    alive.push("http://a.example/", "r", fingerprint="fp")
+    alive.push("http://a.example/2", "r2", fingerprint="fp2")
+    make_old(raw(redis_server), "j1", "dead", age=120)
+    assert alive.requeue_dead() == []  # it held nothing
+    assert dead.pop() is not None  # its take writes a row for it again...
+    assert dead.heartbeat(BUSY) is False  # ...but its next heartbeat still says it had been taken for dead
+    assert dead.heartbeat(BUSY) is True
 
 
 def test_the_jobs_inputs_wait_behind_every_request_found_in_a_response(redis_server: RedisServer) -> None:
@@ -493,10 +520,14 @@ def worker_of(crawler: Crawler) -> FrontierWorker:
 def frontier_scheduler(
     tmp_path: Path, server: RedisServer, **settings: Any
 ) -> tuple[Crawler, FrontierScheduler, CensusSpider, FrontierWorker]:
-    """A crawler on the frontier (:func:`frontier_crawler`), its scheduler open, its spider and its worker."""
+    """A crawler on the frontier (:func:`frontier_crawler`), its scheduler open, its spider and its worker,
+    which has joined the job (as at ``spider_opened``)."""
     crawler = frontier_crawler(tmp_path, server, **settings)
     scheduler, spider = open_scheduler(crawler)
-    return crawler, scheduler, spider, worker_of(crawler)
+    worker = worker_of(crawler)
+    assert worker.frontier is not None
+    worker.frontier.register()
+    return crawler, scheduler, spider, worker
 
 
 def enqueue(scheduler: FrontierScheduler, spider: CensusSpider, urls: list[str], ctx: FetchContext = CTX) -> None:
@@ -688,8 +719,7 @@ def test_a_page_stays_leased_when_the_requests_it_made_cannot_be_queued(
 def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server: RedisServer) -> None:
     """Several requests for one URL (``dont_filter``) share its lease: a worker that takes them at once and
     stops hands back every one."""
-    crawler = frontier_crawler(tmp_path, redis_server)
-    scheduler, spider = open_scheduler(crawler)
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     url = "http://a.example/feed"
     for n in range(5):
         request = make_request(url, CTX, callback=spider.parse, errback=spider.on_error)
@@ -698,7 +728,7 @@ def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server:
     assert first is not None and len(scheduler.taken) == 4 and scheduler.frontier.queued() == 0
     assert scheduler.frontier.leases() == {url: "w1"}
     scheduler.close("shutdown")
-    worker_of(crawler).close("shutdown")  # what it holds goes back: all five, none lost
+    worker.close("shutdown")  # what it holds goes back: all five, none lost
     assert scheduler.frontier.queued() == 5
 
 

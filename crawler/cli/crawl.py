@@ -739,9 +739,11 @@ def exit_status(
     if stats.get("feedcensus/warc_error"):
         return EXIT_DATASET, f"{stats['feedcensus/warc_error']}; the crawl stopped there"
     if stats.get("feedcensus/frontier_error"):
+        # The job's state gone from Redis (crawler/frontier.py: JobGone): no worker can go on with it.
+        then = "the job cannot go on: start it again" if stats.get("feedcensus/frontier/job_gone") else None
         return EXIT_FRONTIER, (
             f"{stats['feedcensus/frontier_error']}; what was committed to {out} (job {job}) stays; "
-            f"{resume_command(args, settings)}"
+            f"{then or resume_command(args, settings)}"
         )
     if result.engine_error is not None:
         exc = result.engine_error
