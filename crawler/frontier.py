@@ -751,7 +751,7 @@ class Frontier:
     def heartbeat(self, state: str, requests: int = 0) -> bool:
         """Say this worker is alive and ``state``; False when it had been taken for dead (its leases requeued).
 
-        FrontierError when the job is gone from Redis although this worker joined it (the server lost its
+        :class:`JobGone` when the job is gone from Redis although this worker joined it (the server lost its
         data, or the job's keys were deleted): its queue, duplicate filter and leases went with it, so no
         worker could ever see the job end."""
         return self._heartbeat(state, requests, register=False)
