@@ -433,6 +433,9 @@ def test_rfc3986_reference_resolution(ref: str, expected: str) -> None:
         ("ftp://example.com/rss.xml", "ftp://example.com/rss.xml", "href-unsupported-scheme"),
         ("http:///feed", "http:///feed", "href-no-host"),
         ("https:feed", "https:feed", "href-no-host"),
+        ("http://example.com:99999/feed", "http://example.com:99999/feed", "href-bad-port"),
+        ("http://example.com:-1/feed", "http://example.com:-1/feed", "href-bad-port"),
+        ("http://[::1]:8o/feed", "http://[::1]:8o/feed", "href-bad-port"),
     ],
 )
 def test_non_http_hrefs_are_reported_not_followed(href: str, resolved: str, reason: str) -> None:
@@ -895,3 +898,19 @@ def test_raw_text_end_tag_with_space_does_not_trip_the_regex_engine() -> None:
     assert discover(b"<body><style></style ><", "http://example.com/") == []
     page = b"<head><style>x</style ></head><link rel=alternate type=application/rss+xml href=/f>"
     assert [link.href for link in discover(page, "http://example.com/", follow_body=True)] == ["http://example.com/f"]
+
+
+@pytest.mark.parametrize(
+    "url", ["http://a.example:99999/", "http://a.example:-1/", "http://a.example:x/", "http://[::1]:70000/"]
+)
+def test_a_port_no_request_can_be_made_for_is_refused_as_an_invalid_url(url: str) -> None:
+    refused = check_url(url)
+    assert refused is not None and refused.outcome == "invalid_url"
+    assert refused.reason == "URL has a port that is not a number from 0 to 65535"
+
+
+@pytest.mark.parametrize(
+    "url", ["http://a.example:/", "http://a.example:0/", "http://u:p@a.example:65535/", "http://[::1]:8080/"]
+)
+def test_a_port_a_request_can_be_made_for_passes(url: str) -> None:
+    assert check_url(url) is None

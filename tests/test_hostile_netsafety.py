@@ -190,3 +190,59 @@ def test_only_http_is_fetched_even_when_private_networks_are_allowed(
     }
     links = read_table(tmp_path / "out", "links").to_pylist()
     assert len(links) == 3 and not any(r["followed"] for r in links)
+
+
+def test_a_url_with_a_port_no_request_can_be_made_for_is_a_row_and_the_rest_is_crawled(tmp_path: Path) -> None:
+    """A page, an OPML list and a feed's channel link naming ``host:99999``: before, Scrapy refused the
+    request as it was made, the page's or list's other links were dropped with it, and the run said
+    ``errors: none`` and exited 0 (a whole local OPML list stopped the crawl)."""
+    bad = "http://127.0.0.1:99999"
+    rss = "application/rss+xml"
+    web = Web()
+    with WebServer(web) as server:
+        feed = (
+            f'<?xml version="1.0"?><rss version="2.0"><channel><title>F</title><link>{bad}/home</link></channel></rss>'
+        )
+        web.add("/good.xml", Route(feed.encode(), headers={"Content-Type": rss}))
+        web.add("/listed.xml", Route(feed.encode(), headers={"Content-Type": rss}))
+        links = (
+            f'<link rel="alternate" type="{rss}" href="{bad}/feed"><link rel="alternate" type="{rss}" href="/good.xml">'
+        )
+        web.add(
+            "/page.html", Route(f"<html><head>{links}</head></html>".encode(), headers={"Content-Type": "text/html"})
+        )
+        outlines = f'<outline xmlUrl="{bad}/x.xml"/><outline xmlUrl="{server.url_for("/listed.xml")}"/>'
+        opml = f'<?xml version="1.0"?><opml version="2.0"><head/><body>{outlines}</body></opml>'
+        web.add("/list.opml", Route(opml.encode(), headers={"Content-Type": "text/x-opml"}))
+        local = tmp_path / "local.opml"
+        local.write_text(opml.replace(server.url_for("/listed.xml"), server.url_for("/good.xml")))
+        out = tmp_path / "out"
+        good, listed = server.url_for("/good.xml"), server.url_for("/listed.xml")
+        proc = run_cli(
+            "crawl", "--url", server.url_for("/page.html"), "--url", server.url_for("/list.opml"), "--opml", str(local),
+            "--out", str(out), *QUICK_CRAWL, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "Spider error" not in proc.stderr
+    outcomes = {(r["url"], r["outcome"]) for r in read_table(out, "fetch_log").to_pylist()}
+    assert (good, "feed") in outcomes  # named after the bad link on the page
+    assert (listed, "feed") in outcomes  # named after the bad outline
+    assert (f"{bad}/x.xml", "invalid_url") in outcomes  # the outline, from the list fetched and the local one
+    assert (f"{bad}/home", "invalid_url") in outcomes  # the channel page the reflexive check would fetch
+    link = next(r for r in read_table(out, "links").to_pylist() if r["href"] == f"{bad}/feed")
+    assert link["followed"] is False and "href-bad-port" in link["reasons"]
+
+
+def test_a_url_scrapy_cannot_make_a_request_for_is_a_row_not_a_spider_error(tmp_path: Path) -> None:
+    """The census spider's ``follow`` (URLs found in content) records what Scrapy's ``Request`` refuses."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler.spiders.census import CensusSpider
+    from schemas.items import FetchContext, FetchRecord
+    from schemas.vocab import Expect, Via
+
+    crawler = get_crawler(CensusSpider, {"FEEDCENSUS_OUT": str(tmp_path / "out")})
+    spider = CensusSpider.from_crawler(crawler, urls=["http://a.example/"])
+    ctx = FetchContext(via=Via.AUTODISCOVERY, source="http://a.example/", depth=1, kind=Expect.FEED)
+    out = spider.follow("http://a.example:99999/feed", ctx)  # follow trusts its caller: no URL check of its own
+    assert isinstance(out, FetchRecord) and out.outcome == "invalid_url" and "Port out of range" in (out.error or "")

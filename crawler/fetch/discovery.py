@@ -63,8 +63,8 @@ documents each id. Decisions taken where the specs and browsers leave room:
   (``crawler.fetch.urls.url_faults``: http/https, a host, at most
   ``max_url_length`` characters, which the crawl sets from
   ``FEEDCENSUS_MAX_URL_LENGTH``, so a link is judged as its request would be;
-  the faults are the reasons ``href-unsupported-scheme``, ``href-no-host`` and
-  ``href-too-long``), and in the head or, with ``follow_body=True`` (the
+  the faults are the reasons ``href-unsupported-scheme``, ``href-no-host``,
+  ``href-bad-port`` and ``href-too-long``), and in the head or, with ``follow_body=True`` (the
   default, as the crawl's ``FEEDCENSUS_FOLLOW_BODY_LINKS``), in the body: major
   sites put their feed link there, and a body link still has ``in_head``
   false and the reason ``not-in-head``; ``follow_body=False`` is the strict
@@ -116,6 +116,7 @@ from crawler.fetch.urirefs import (
     clean_url,
     host_of,
     is_uri_reference,
+    port_of,
     resolve,
     strip_url,
     unsplit,
@@ -153,6 +154,8 @@ RULES: dict[str, str] = {
     "(javascript:, data:, file:, mailto:, feed:...); not followed.",
     "href-no-host": "Crawler policy, no spec: an http(s) URL without a host, e.g. 'http:///feed' or 'http:feed' on an "
     "https page; not followed.",
+    "href-bad-port": "Crawler policy, no spec: the resolved URL's port is not a number from 0 to 65535, e.g. "
+    "'http://example.com:99999/feed'; no request can be made for it, so it is not followed.",
     "href-too-long": "Crawler policy, no spec: the resolved URL is longer than the crawl's URL limit "
     f"(FEEDCENSUS_MAX_URL_LENGTH, {DEFAULT_MAX_URL_LENGTH} characters by default); not followed.",
 }
@@ -174,6 +177,7 @@ _UNFOLLOWABLE = frozenset(
         "href-unsupported-scheme",
         "href-no-host",
         "href-too-long",
+        "href-bad-port",
     }
 )
 
@@ -182,6 +186,7 @@ _FAULT_RULE: dict[UrlFault, str] = {
     UrlFault.UNSUPPORTED_SCHEME: "href-unsupported-scheme",
     UrlFault.NO_HOST: "href-no-host",
     UrlFault.TOO_LONG: "href-too-long",
+    UrlFault.BAD_PORT: "href-bad-port",
 }
 
 #: Feed family by media type essence (lowercase, no parameters).
@@ -561,7 +566,7 @@ def _judge_href(
         return None, failed, ("unresolved", cleaned)
     href = unsplit(parts)
     scheme, authority = parts.scheme, parts.authority
-    faults = url_faults(scheme, host_of(authority), len(href), max_url_length)
+    faults = url_faults(scheme, host_of(authority), len(href), max_url_length, port_of(authority))
     failed.update(_FAULT_RULE[fault] for fault in faults)
     key = (scheme, ascii_lower(authority) if authority is not None else None, parts.path, parts.query)
     return href, failed, key

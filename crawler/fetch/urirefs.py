@@ -30,6 +30,7 @@ __all__ = [
     "hierarchical",
     "host_of",
     "is_uri_reference",
+    "port_of",
     "remove_dot_segments",
     "resolve",
     "split",
@@ -195,6 +196,16 @@ def base_parts(url: str, base_href: str | None) -> UriParts | None:
         if resolved is not None and hierarchical(resolved):
             return resolved
     return page
+
+
+def port_of(authority: str | None) -> str:
+    """The port of an authority as written (after the host's colon); '' without one."""
+    if authority is None:
+        return ""
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        hostport = hostport[hostport.find("]") + 1 :]
+    return hostport.partition(":")[2]
 
 
 def host_of(authority: str | None) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
+from crawler.fetch.urirefs import port_of
 from schemas.vocab import Outcome
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "UrlFault",
     "check_url",
     "not_a_url",
+    "port_ok",
     "refusal",
     "requestable_host",
     "too_long",
@@ -57,6 +59,7 @@ class UrlFault(StrEnum):
     NOT_A_URL = "not-a-url"  # urlsplit refuses it (a bad IPv6 literal...)
     UNSUPPORTED_SCHEME = "unsupported-scheme"
     NO_HOST = "no-host"
+    BAD_PORT = "bad-port"  # a port that is not a number from 0 to 65535 (a Request for it cannot be made)
 
 
 #: The ``fetch_log`` outcome each fault is recorded as.
@@ -65,6 +68,7 @@ FAULT_OUTCOME: dict[UrlFault, Outcome] = {
     UrlFault.NOT_A_URL: Outcome.INVALID_URL,
     UrlFault.UNSUPPORTED_SCHEME: Outcome.UNSUPPORTED_SCHEME,
     UrlFault.NO_HOST: Outcome.INVALID_URL,
+    UrlFault.BAD_PORT: Outcome.INVALID_URL,
 }
 
 
@@ -81,11 +85,13 @@ def too_long(length: int, max_length: int) -> bool:
     return bool(max_length) and length > max_length
 
 
-def url_faults(scheme: str | None, host: str | None, length: int, max_length: int) -> tuple[UrlFault, ...]:
+def url_faults(
+    scheme: str | None, host: str | None, length: int, max_length: int, port: str = ""
+) -> tuple[UrlFault, ...]:
     """The faults of a split URL, in the order :func:`check_url` reports them.
 
-    The host is judged only for an http(s) URL: ``mailto:x`` is an unsupported
-    scheme, not a URL without a host.
+    The host and ``port`` (as written after the host's colon; empty without one) are judged only for
+    an http(s) URL: ``mailto:x`` is an unsupported scheme, not a URL without a host.
     """
     faults: list[UrlFault] = []
     if too_long(length, max_length):
@@ -94,7 +100,15 @@ def url_faults(scheme: str | None, host: str | None, length: int, max_length: in
         faults.append(UrlFault.UNSUPPORTED_SCHEME)
     elif not host:
         faults.append(UrlFault.NO_HOST)
+    elif port and not port_ok(port):
+        faults.append(UrlFault.BAD_PORT)
     return tuple(faults)
+
+
+def port_ok(port: str) -> bool:
+    """Whether a URL's port, as written, is one a request can be made for: ASCII digits, at most 65535
+    (empty: the scheme's default). What ``urlsplit(url).port`` and Scrapy's ``Request`` accept."""
+    return port.isascii() and port.isdigit() and int(port) <= 65535
 
 
 def refusal(fault: UrlFault, *, scheme: str = "", length: int = 0, max_length: int = 0) -> Refusal:
@@ -131,7 +145,7 @@ def _checked(url: str, max_length: int) -> tuple[Refusal | None, str | None]:
         host = parts.hostname
     except ValueError as exc:
         return not_a_url(exc), None
-    faults = url_faults(parts.scheme, host, len(url), max_length)
+    faults = url_faults(parts.scheme, host, len(url), max_length, port_of(parts.netloc))
     return (refusal(faults[0], scheme=parts.scheme) if faults else None), host
 
 
@@ -152,9 +166,14 @@ def _no_host_message(_scheme: str, _length: int, _max_length: int) -> str:
     return "URL has no host"
 
 
+def _bad_port_message(_scheme: str, _length: int, _max_length: int) -> str:
+    return "URL has a port that is not a number from 0 to 65535"
+
+
 _MESSAGES = {
     UrlFault.TOO_LONG: _too_long_message,
     UrlFault.NOT_A_URL: _not_a_url_message,
     UrlFault.UNSUPPORTED_SCHEME: _scheme_message,
     UrlFault.NO_HOST: _no_host_message,
+    UrlFault.BAD_PORT: _bad_port_message,
 }

@@ -22,7 +22,7 @@ from crawler.extensions.archive import ArchiveLocations, archive_locations, warc
 from crawler.extensions.resume import CrawlJournal
 from crawler.fetch.inputs import Inputs, one_line, read_inputs
 from crawler.fetch.opml import OpmlDocument, parse_opml
-from crawler.fetch.urls import check_url
+from crawler.fetch.urls import check_url, not_a_url
 from crawler.outcomes import classify_failure
 from crawler.requests import context_of, first_url, make_request
 from pipelines.document.sniff import Sniffed, sniff
@@ -227,9 +227,13 @@ class CensusSpider(Spider):
         if not isinstance(ahead, dict):  # not due: what to record instead of the request
             return ahead
         validators = ahead if conditional else None
-        return make_request(
-            url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias, validators=validators
-        )
+        try:
+            return make_request(
+                url, ctx, callback=self.parse, errback=self.on_error, priority_bias=priority_bias, validators=validators
+            )
+        except ValueError as exc:  # Scrapy refuses the URL (a port its parser rejects...): its row says so
+            refused = not_a_url(exc)
+            return FetchRecord.for_context(ctx, url, refused.outcome, error=refused.reason)
 
     def page(self, url: str, ctx: FetchContext) -> Request | FetchRecord | NotDue:
         """A page whose HTML a pipeline needs (a feed's channel page): fetched in full, or not due."""
