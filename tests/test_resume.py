@@ -7,6 +7,7 @@ route answers after a short delay so the crawl is still running when killed.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -338,20 +339,32 @@ def test_double_sigint_exits_130_and_the_summary_counts_what_is_on_disk(web: Any
     assert "interrupted" in err.strip().splitlines()[-1]
 
 
-def test_an_error_inside_the_engine_is_shown_as_itself(web: Any, tmp_path: Path) -> None:
+def test_a_journal_entry_no_request_can_be_made_for_is_a_row(web: Any, tmp_path: Path) -> None:
+    """Before, Scrapy's ``Request`` refused it inside the engine and the resumed crawl failed (exit 2)."""
     out, state = tmp_path / "out", tmp_path / "state"
     proc = run_cli("crawl", "--url", f"{web.url}/s0/feed.xml", "--out", str(out), "--resume", str(state), *SETTINGS)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    # A journal edited by hand: an entry the engine cannot turn into a request.
+    # A journal edited by hand: an entry Scrapy cannot turn into a request.
     line = json.loads((state / "journal.jsonl").read_text().splitlines()[0])
     line["url"] = "not-a-url"
     with open(state / "journal.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")
     proc = run_cli("crawl", "--resume", str(state))
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    last = proc.stderr.strip().splitlines()[-1]
-    assert "ValueError" in last and "not-a-url" in last, last
-    assert "Engine slot" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    rows = [r for r in read_table(out, "fetch_log").to_pylist() if r["url"] == "not-a-url"]
+    assert [r["outcome"] for r in rows] == ["invalid_url"] and "Missing scheme" in rows[0]["error"]
+
+
+def test_an_error_inside_the_engine_is_shown_as_itself() -> None:
+    from crawler.cli.crawl import EXIT_USAGE, CrawlResult, exit_status
+
+    result = CrawlResult(stats={}, elapsed=1.0, engine_error=ValueError("Missing scheme in request url: x"))
+    args = argparse.Namespace(frontier=None, resume=None)
+    assert exit_status(result, args, {"FEEDCENSUS_OUT": "out", "FEEDCENSUS_JOB_ID": "j"}) == (
+        EXIT_USAGE,
+        "the crawl failed: ValueError: Missing scheme in request url: x",
+    )
 
 
 def test_resume_of_a_job_that_wrote_no_links(web: Any, tmp_path: Path) -> None:
