@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -70,6 +71,20 @@ DATASET_ERROR = "dataset_error"
 def default_job_id(now: datetime | None = None) -> str:
     """The UTC start time, sortable and safe in a path: 20261122T001500Z."""
     return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+
+
+#: What a job id may be: it names the job's partition folder (``job_id=<id>``) in every table.
+JOB_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def job_id_problem(job_id: str) -> str | None:
+    """Why ``job_id`` cannot name a job (None when it can): it is a folder name in the dataset, so a
+    ``/`` or ``..`` in it would write outside the table, and an odd character would break readers."""
+    if JOB_ID_PATTERN.fullmatch(job_id):
+        return None
+    if len(job_id) > 100:
+        return f"a job id has at most 100 characters, not {len(job_id)}"
+    return "a job id is letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
 class DatasetError(Exception):
@@ -119,10 +134,13 @@ class Dataset:
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         resume = bool(settings.get("FEEDCENSUS_RESUME_DIR"))
+        job_id = str(settings.get("FEEDCENSUS_JOB_ID") or default_job_id())
+        if (problem := job_id_problem(job_id)) is not None:  # also for a crawl not started by the CLI (scrapyd)
+            raise DatasetError(f"FEEDCENSUS_JOB_ID {job_id[:120]!r}: {problem}")
         try:
             writer = DatasetWriter(
                 settings.get("FEEDCENSUS_OUT"),
-                settings.get("FEEDCENSUS_JOB_ID") or default_job_id(),
+                job_id,
                 batch_rows=settings.getint("FEEDCENSUS_BATCH_ROWS"),
                 flush_seconds=settings.getfloat("FEEDCENSUS_FLUSH_SECONDS"),
                 resume=resume,  # discards an unfinished commit first

@@ -38,3 +38,33 @@ def test_bad_setting_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "NAME=VALUE" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "shown"),
+    [
+        (["--job-id", "a/../../escaped"], "'a/../../escaped'"),
+        (["--job-id", "../escaped"], "'../escaped'"),
+        (["--job-id", "x" * 300], "at most 100 characters, not 300"),
+        (["--job-id", ".hidden"], "'.hidden'"),
+        (["-s", "FEEDCENSUS_JOB_ID=../escaped"], "'../escaped'"),
+    ],
+)
+def test_a_job_id_that_is_no_folder_name_is_one_line_and_exit_2(tmp_path: Path, flags: list[str], shown: str) -> None:
+    """The job id names a folder in every table (job_id=<id>): before, '../x' wrote Parquet outside --out,
+    and a 300-character id failed only after the whole crawl (exit 3, rows lost)."""
+    out = tmp_path / "data" / "out"
+    proc = run_cli("crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(out), *flags, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("feedcensus crawl: job id ") and shown in lines[0], lines
+    assert not out.exists() and not (tmp_path / "data" / "escaped").exists() and not (tmp_path / "escaped").exists()
+
+
+def test_job_ids_the_writer_takes() -> None:
+    from pipelines.writer import default_job_id, job_id_problem
+
+    for ok in (default_job_id(), "census-4", "r", "2026.11_run-2", "A" * 100):
+        assert job_id_problem(ok) is None, ok
+    for bad in ("", "a/b", "..", "-x", "a b", "x=y", "jöb", "a\\b", "A" * 101):
+        assert job_id_problem(bad) is not None, bad

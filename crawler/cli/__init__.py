@@ -59,7 +59,7 @@ def schedule_options(p: argparse.ArgumentParser) -> None:
 def crawl_options(
     p: argparse.ArgumentParser,
     job_flags: tuple[str, ...] = ("--job-id",),
-    job_help: str = "partition name of this run (default: UTC start time)",
+    job_help: str = "partition name of this run: letters, digits, . _ - (default: UTC start time)",
 ) -> None:
     """What a crawl process is told besides its inputs: the same for ``crawl`` and ``worker``."""
     p.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")

@@ -144,7 +144,7 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     """The project settings with the command line's: flags, ``--log-level``, ``-s`` (checked)."""
     settings = settings if settings is not None else project_settings()
     settings.set("FEEDCENSUS_OUT", args.out, priority="cmdline")
-    from pipelines.writer import default_job_id
+    from pipelines.writer import default_job_id, job_id_problem
 
     # Named here, not when the writer opens, so the summary and a resume state can say it.
     settings.set("FEEDCENSUS_JOB_ID", args.job_id or default_job_id(), priority="cmdline")
@@ -164,6 +164,9 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
         settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
     for key, value in parse_overrides(args.set or [], settings):
         settings.set(key, value, priority="cmdline")
+    job = str(settings.get("FEEDCENSUS_JOB_ID"))
+    if (problem := job_id_problem(job)) is not None:  # before anything is fetched or written
+        raise fail(f"job id {job[:120]!r}: {problem}")
     # The command installs its own log handlers (the terminal and --log-file): see crawl_logging().
     settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     if (settings.getpriority("USER_AGENT") or 0) < (settings.getpriority("FEEDCENSUS_CONTACT_URL") or 0):
