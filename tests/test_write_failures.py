@@ -48,3 +48,25 @@ def test_a_commit_that_keeps_failing_stops_the_crawl_with_exit_3(tmp_path: Path,
     markers = [json.loads(p.read_text()) for p in (out / "_commits" / "job_id=j").glob("*.json")]
     assert markers, "nothing was committed before the failure"
     assert sum(m["files"].get("fetch_log", 0) for m in markers) == len(log)
+
+
+def test_reading_a_dataset_with_a_damaged_parquet_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A part file cut short (a disk that filled, a copy interrupted): before, survey, due and compact
+    ended in a pyarrow traceback."""
+    from crawler.demo.webserver import Route, Web, WebServer
+
+    web = Web()
+    items = "".join(f"<item><title>t{i}</title><guid>g{i}</guid></item>" for i in range(3))
+    web.add("/f.xml", Route(f'<rss version="2.0"><channel><title>F</title>{items}</channel></rss>'.encode()))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        proc = run_cli("crawl", "--url", server.url_for("/f.xml"), "--out", str(out), *QUICK_CRAWL, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    part = next((out / "items").rglob("*.parquet"))
+    part.write_bytes(part.read_bytes()[:100])
+    for command in ("survey", "due", "compact"):
+        proc = run_cli(command, str(out), timeout=60)
+        assert proc.returncode == 2, (command, proc.stderr[-2000:])
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"feedcensus {command}: "), (command, lines)
+        assert part.name in lines[0] and "Traceback" not in proc.stderr, (command, lines)

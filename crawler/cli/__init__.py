@@ -31,7 +31,7 @@ from crawler.cli.crawl import cmd_crawl, cmd_demo
 from crawler.cli.datasets import cmd_changes, cmd_compact, cmd_due, cmd_survey
 from crawler.cli.distributed import cmd_status, cmd_worker
 from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
-from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError
+from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError, is_arrow_error
 from crawler.cli.replay import cmd_replay
 
 __all__ = ["build_parser", "main"]
@@ -310,3 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        if not is_arrow_error(exc):
+            raise
+        # A command reading a dataset met a file pyarrow cannot read: which one, on one line.
+        print(f"feedcensus {args.command}: cannot read the dataset: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE

@@ -29,3 +29,9 @@ class CliError(Exception):
 
 def fail(message: str) -> CliError:
     return CliError(" ".join(str(message).split()))
+
+
+def is_arrow_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is pyarrow's (``pyarrow.lib.ArrowException``: a Parquet file that is cut short, not
+    Parquet, or of another schema), told apart without importing pyarrow, which not every command needs."""
+    return any(c.__name__ == "ArrowException" and c.__module__ == "pyarrow.lib" for c in type(exc).__mro__)

@@ -308,7 +308,10 @@ def _reason_to_leave(fs: pafs.FileSystem, partition: _Partition, force: bool, fi
     major = SCHEMA_VERSION.split(".")[0]
     for info in partition.parts:
         with fs.open_input_file(info.path) as f:
-            meta = pq.read_metadata(f)
+            try:
+                meta = pq.read_metadata(f)
+            except pa.ArrowInvalid as exc:  # cut short, or not Parquet: the dataset is damaged, say which file
+                raise CompactError(f"{info.path} cannot be read: {exc}") from None
         version = check_version(meta.metadata, where=info.path)
         if version.split(".")[0] != major:
             return f"written by schema version {version}, not {major}.x", 0
