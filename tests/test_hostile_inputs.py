@@ -68,3 +68,36 @@ def test_job_ids_the_writer_takes() -> None:
         assert job_id_problem(ok) is None, ok
     for bad in ("", "a/b", "..", "-x", "a b", "x=y", "jöb", "a\\b", "A" * 101):
         assert job_id_problem(bad) is not None, bad
+
+
+@pytest.mark.parametrize(
+    ("setting", "shown"),
+    [
+        ("DOWNLOAD_TIMEOUT=-1", "DOWNLOAD_TIMEOUT takes a number above 0, not '-1'"),
+        ("DOWNLOAD_TIMEOUT=nan", "DOWNLOAD_TIMEOUT takes a number, not 'nan'"),
+        ("CONCURRENT_REQUESTS=0", "CONCURRENT_REQUESTS takes a number of at least 1, not '0'"),
+        ("DOWNLOAD_MAXSIZE=-1", "DOWNLOAD_MAXSIZE takes a number of 0 or more, not '-1'"),
+        ("FEEDCENSUS_PARSE_TIMEOUT=0", "FEEDCENSUS_PARSE_TIMEOUT takes a number above 0, not '0'"),
+        ("FEEDCENSUS_PROGRESS_INTERVAL=inf", "FEEDCENSUS_PROGRESS_INTERVAL takes a number, not 'inf'"),
+    ],
+)
+def test_a_number_no_crawl_can_run_with_is_one_line_and_exit_2(tmp_path: Path, setting: str, shown: str) -> None:
+    """Before, DOWNLOAD_TIMEOUT=-1 was a traceback inside Twisted, DOWNLOAD_MAXSIZE=-1 made every fetch
+    too_large and FEEDCENSUS_PARSE_TIMEOUT=0 every feed a parse_timeout, each after crawling."""
+    out = tmp_path / "out"
+    proc = run_cli("crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(out), "-s", setting, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [f"feedcensus crawl: -s {setting}: {shown}"], lines
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("wait", ["nan", "-1", "soon"])
+def test_a_worker_wait_that_is_no_number_of_seconds_is_refused(tmp_path: Path, wait: str) -> None:
+    """``--wait nan`` waited for the job forever."""
+    proc = run_cli(
+        "worker", "--frontier", "redis://127.0.0.1:9/0", "--job", "j", "--out", str(tmp_path / "o"), "--wait", wait,
+        timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith(f"--wait: takes a number of seconds, 0 or more, not '{wait}'")

@@ -23,6 +23,7 @@ when interrupted, 4 when a distributed crawl lost its frontier (``crawler.cli.er
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
@@ -202,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.add_argument(
         "--wait",
-        type=float,
+        type=seconds,
         default=60.0,
         metavar="SECONDS",
         help="how long to wait for the job to start on the frontier (workers may start first; default 60)",
@@ -296,6 +297,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(func=cmd_demo)
     return p
+
+
+def seconds(value: str) -> float:
+    """A ``--wait`` value: a finite number of seconds, 0 or more (``nan`` waited forever)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0):
+        raise argparse.ArgumentTypeError(f"takes a number of seconds, 0 or more, not {value!r}")
+    return number
 
 
 def main(argv: Sequence[str] | None = None) -> int:

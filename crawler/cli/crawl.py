@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import os
 import re
 import shlex
@@ -94,6 +95,63 @@ def _as_json_object(value: str) -> object:
     return parsed
 
 
+def _as_number(value: str) -> object:
+    """A finite number (``nan`` and ``inf`` are floats too, and no limit of Scrapy's takes them)."""
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
+
+
+#: Numeric settings with a least value: (least, whether the least itself is allowed). Below it Scrapy
+#: or the census fails in odd ways mid-crawl (a negative DOWNLOAD_TIMEOUT is a traceback inside Twisted,
+#: DOWNLOAD_MAXSIZE=-1 makes every fetch too_large, a progress interval of 0 prints without end).
+NUMBER_FLOORS: dict[str, tuple[float, bool]] = {
+    **dict.fromkeys(("CONCURRENT_REQUESTS", "CONCURRENT_REQUESTS_PER_DOMAIN", "CONCURRENT_ITEMS"), (1.0, True)),
+    **dict.fromkeys(
+        (
+            "DOWNLOAD_TIMEOUT",
+            "FEEDCENSUS_PARSE_TIMEOUT",
+            "FEEDCENSUS_PROGRESS_INTERVAL",
+            "FEEDCENSUS_FLUSH_SECONDS",
+            "FEEDCENSUS_BATCH_ROWS",
+            "FEEDCENSUS_FRONTIER_LEASE",
+            "FEEDCENSUS_FRONTIER_HEARTBEAT",
+            "FEEDCENSUS_FRONTIER_PREFETCH",
+        ),
+        (0.0, False),
+    ),
+    **dict.fromkeys(
+        (
+            "DOWNLOAD_MAXSIZE",
+            "DOWNLOAD_WARNSIZE",
+            "DOWNLOAD_DELAY",
+            "RETRY_TIMES",
+            "REDIRECT_MAX_TIMES",
+            "FEEDCENSUS_MAX_URL_LENGTH",
+            "FEEDCENSUS_RETRY_BACKOFF_BASE",
+            "FEEDCENSUS_RETRY_AFTER_MAX",
+            "FEEDCENSUS_WARC_MAX_BYTES",
+        ),
+        (0.0, True),
+    ),
+}
+
+
+def floor_problem(key: str, value: str) -> str | None:
+    """What a numeric ``-s`` value must be when it is below its setting's least (None when it is not)."""
+    floor = NUMBER_FLOORS.get(key)
+    if floor is None:
+        return None
+    least, allowed = floor
+    number = float(value)
+    if number > least or (allowed and number == least):
+        return None
+    if least == 1:
+        return "a number of at least 1"
+    return "a number of 0 or more" if allowed else "a number above 0"
+
+
 def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
     """What a ``-s`` value must be, judged by the setting's default: its description and a check that raises."""
     from scrapy.settings import BaseSettings
@@ -101,7 +159,7 @@ def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
     if isinstance(default, bool):
         return "true or false", _as_bool
     if isinstance(default, int | float):
-        return "a number", float
+        return "a number", _as_number
     if isinstance(default, list | tuple) and default and all(isinstance(v, int) for v in default):
         return "a comma-separated list of whole numbers", _as_int_list
     if isinstance(default, dict | BaseSettings):
@@ -136,6 +194,8 @@ def parse_overrides(values: Sequence[str], settings: Any) -> list[tuple[str, str
                 check(value)
             except (ValueError, TypeError):
                 raise fail(f"-s {kv}: {key} takes {words}, not {value!r}") from None
+            if check is _as_number and (least := floor_problem(key, value)) is not None:
+                raise fail(f"-s {kv}: {key} takes {least}, not {value!r}")
         pairs.append((key, value))
     return pairs
 
