@@ -101,3 +101,22 @@ def test_a_worker_wait_that_is_no_number_of_seconds_is_refused(tmp_path: Path, w
     )  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].endswith(f"--wait: takes a number of seconds, 0 or more, not '{wait}'")
+
+
+@pytest.mark.parametrize("where", ["file", "under-file"])
+def test_a_resume_folder_or_demo_output_that_cannot_be_a_folder_is_one_line_and_exit_2(
+    tmp_path: Path, where: str
+) -> None:
+    """Before: a FileExistsError or NotADirectoryError traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    folder = blocker if where == "file" else blocker / "sub"
+    proc = run_cli("crawl", "--url", "http://127.0.0.1:9/f.xml", "--out", str(tmp_path / "o"), "--resume", str(folder))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [
+        f"feedcensus crawl: --resume {folder}: cannot keep the job's state there: "
+        + ("File exists" if where == "file" else "Not a directory")
+    ]
+    proc = run_cli("demo", "--out", str(folder), timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"feedcensus demo: --out {folder}: cannot write there: ")

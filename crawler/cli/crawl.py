@@ -835,7 +835,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if new_state is not None:
         from crawler.extensions.resume import write_state
 
-        write_state(args.resume, new_state)
+        try:
+            write_state(args.resume, new_state)
+        except OSError as exc:  # a file in the way, a read-only disk...
+            raise fail(f"--resume {args.resume}: cannot keep the job's state there: {exc.strerror or exc}") from None
     settings = crawl_settings(args, settings)
     if args.frontier:
         start_frontier(args.frontier, settings)
@@ -872,9 +875,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out = args.out
     with serve_demo() as server:
         work = Path(out)
-        work.mkdir(parents=True, exist_ok=True)
         seeds_file = work / "demo-seeds.txt"
-        seeds_file.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")
+        try:
+            work.mkdir(parents=True, exist_ok=True)
+            seeds_file.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")
+        except OSError as exc:  # a file in the way, a read-only disk...
+            raise fail(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
         print(f"demo web serving at {server.url}", file=sys.stderr)
         print(DEAD_ENDS, file=sys.stderr)
         ns = argparse.Namespace(
