@@ -202,3 +202,85 @@ def test_discover_help_describes_every_option() -> None:
     assert proc.returncode == 0
     json_line = next(line for line in proc.stdout.splitlines() if line.strip().startswith("--json"))
     assert len(json_line.split()) > 1, "--json has no help text"
+
+
+class RawServer:
+    """A TCP server on 127.0.0.1 that answers every connection with ``reply`` (bytes sent ``every`` seconds
+    apart, one at a time, when ``every`` is set), then closes it: not necessarily HTTP."""
+
+    def __init__(self, reply: bytes, every: float = 0.0) -> None:
+        import socket
+        import threading
+
+        self.reply, self.every = reply, every
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/feed.xml"
+        self.stopping = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    if not self.every:
+                        conn.sendall(self.reply)
+                    for byte in self.reply if self.every else ():
+                        if self.stopping.wait(self.every):
+                            break
+                        conn.sendall(bytes([byte]))
+                except OSError:
+                    pass
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "shown"),
+    [
+        (b"hello there\r\n", "not a usable HTTP answer: BadStatusLine"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n<rss",
+            "not a usable HTTP answer: IncompleteRead",
+        ),
+    ],
+)
+def test_an_answer_that_is_not_usable_http_is_one_line_and_exit_2(reply: bytes, shown: str) -> None:
+    """Before: an http.client traceback."""
+    with RawServer(reply) as server:
+        for command in ("lint", "discover"):
+            proc = run_cli(command, server.url, timeout=60)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+            lines = proc.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"feedcensus {command}: {server.url}: {shown}"), lines
+
+
+def test_a_server_that_drips_is_given_up_at_the_time_limit() -> None:
+    """urllib's timeout is per read: a byte a second never reached it, and lint ran on (until Ctrl-C)."""
+    import time
+
+    from crawler.cli.documents import read_source
+    from crawler.cli.errors import CliError
+
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\n\r\n"
+    with RawServer(head + b"<rss>" + b" " * 100 + b"</rss>", every=0.05) as server:
+        started = time.monotonic()
+        with pytest.raises(CliError, match="not read within the time limit"):
+            read_source(server.url, timeout=1.0)
+        assert time.monotonic() - started < 5
+
+
+def test_a_local_file_is_read_up_to_the_limit_and_no_further(tmp_path: Path) -> None:
+    """``lint /dev/zero`` grew by 1.7 GB a second and ignored Ctrl-C."""
+    proc = run_cli("lint", "/dev/zero", timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == ["feedcensus lint: /dev/zero: larger than 33554432 bytes"]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,26 +25,43 @@ FETCH_LIMIT = 32 * 1024 * 1024
 
 
 def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str, dict[str, str]]:
-    """(body, url, headers) of a local file or an http(s) URL."""
+    """(body, url, headers) of a local file or an http(s) URL: at most :data:`FETCH_LIMIT` bytes, and a
+    URL within ``timeout`` seconds in all (a server that sends a byte a second is no answer either)."""
     if source.startswith(("http://", "https://")):
         req = urllib.request.Request(source, headers={"User-Agent": "feedcensus-lint/0.1"})
+        deadline = time.monotonic() + timeout
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
-                body = resp.read(FETCH_LIMIT + 1)
-                if len(body) > FETCH_LIMIT:
-                    raise fail(f"{source}: larger than {FETCH_LIMIT} bytes")
+                body = _read_limited(resp.read1, source, deadline)
                 return body, resp.geturl(), {k.lower(): v for k, v in resp.headers.items()}
         except urllib.error.HTTPError as exc:
             raise fail(f"{source}: HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise fail(f"{source}: {getattr(exc, 'reason', exc)}") from None
+        except http.client.HTTPException as exc:  # not HTTP at all, a body cut short, a broken chunk
+            raise fail(f"{source}: not a usable HTTP answer: {type(exc).__name__}: {exc}") from None
     if "://" in source and not source.startswith("file://"):
         raise fail(f"{source}: only local files and http(s) URLs can be read")
     path = Path(source[7:] if source.startswith("file://") else source)
     try:
-        return path.read_bytes(), path.resolve().as_uri(), {}
+        with path.open("rb") as fh:  # /dev/zero, a FIFO or a huge file: read up to the limit, no further
+            return _read_limited(fh.read1, source, None), path.resolve().as_uri(), {}
     except OSError as exc:
         raise fail(f"{source}: {exc.strerror or exc}") from None
+
+
+def _read_limited(read1: Callable[[int], bytes], source: str, deadline: float | None) -> bytes:
+    """What ``read1`` gives until its end: CliError past :data:`FETCH_LIMIT` bytes or the ``deadline``."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := read1(1 << 20):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > FETCH_LIMIT:
+            raise fail(f"{source}: larger than {FETCH_LIMIT} bytes")
+        if deadline is not None and time.monotonic() > deadline:
+            raise fail(f"{source}: not read within the time limit ({size} bytes came)")
+    return b"".join(chunks)
 
 
 #: The scope of ``root-not-feed``: the root element sits in the document itself (the W3C validator's ``root``).
