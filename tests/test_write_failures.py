@@ -70,3 +70,25 @@ def test_reading_a_dataset_with_a_damaged_parquet_file_is_one_line_and_exit_2(tm
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"feedcensus {command}: "), (command, lines)
         assert part.name in lines[0] and "Traceback" not in proc.stderr, (command, lines)
+
+
+def test_reading_a_job_that_is_not_finished_says_so(tmp_path: Path) -> None:
+    """A job whose crawl stopped before it ended (disk full: exit 3) keeps its .running markers: before,
+    survey and due read it as if it were whole ("0 feeds in the job") and said nothing."""
+    from crawler.demo.webserver import Route, Web, WebServer
+
+    web = Web()
+    web.add("/f.xml", Route(b'<rss version="2.0"><channel><title>F</title><item><guid>g</guid></item></channel></rss>'))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        proc = run_cli("crawl", "--url", server.url_for("/f.xml"), "--out", str(out), "--job-id", "j1", *QUICK_CRAWL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for command in ("survey", "due"):
+        assert "not finished" not in run_cli(command, str(out), timeout=60).stderr
+    partitions = [p for p in out.glob("*/job_id=j1") if p.is_dir()]
+    for partition in partitions[:2]:  # as a crawl still writing it, or one that stopped, leaves them
+        (partition / ".running-abc123").write_text("{}")
+    for command in ("survey", "due"):
+        proc = run_cli(command, str(out), timeout=60)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert f"feedcensus {command}: note: job j1 is not finished (2 partitions hold .running markers" in proc.stderr

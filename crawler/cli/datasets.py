@@ -11,6 +11,27 @@ from pathlib import Path
 from crawler.cli.errors import fail
 
 
+def note_unfinished(command: str, out: str, jobs: list[str] | None) -> None:
+    """One line on stderr per job read that is not finished: its figures cover only what was committed.
+
+    ``jobs``: the jobs the command reads, None for every job; a job id None stands for the latest."""
+    from pipelines.dataset.store import list_jobs, unfinished_jobs
+
+    try:
+        if jobs is not None and None in jobs:
+            latest = list_jobs(out)[-1:]
+            jobs = [j for j in jobs if j is not None] + latest
+        unfinished = unfinished_jobs(out, jobs)
+    except OSError:
+        return  # the command itself says what is wrong with the dataset
+    for job, partitions in sorted(unfinished.items()):
+        print(
+            f"feedcensus {command}: note: job {job} is not finished ({partitions} partitions hold .running markers: "
+            "a crawl is writing it, or stopped before it ended); what it committed is counted, nothing more",
+            file=sys.stderr,
+        )
+
+
 def cmd_survey(args: argparse.Namespace) -> int:
     """The Markdown on stdout; with ``--out``, one line per file written instead (``--print``: both, the lines on stderr).
 
@@ -33,6 +54,7 @@ def cmd_survey(args: argparse.Namespace) -> int:
                 written.append(path)
     except (SurveyError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
+    note_unfinished("survey", args.dir, [args.job, *([args.since] if args.since else [])])
     show_markdown = not args.out or args.print
     if show_markdown:
         print(markdown)
@@ -51,6 +73,7 @@ def cmd_changes(args: argparse.Namespace) -> int:
         changes = compute(args.dir, job=args.job, since=args.since)
     except (SurveyError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
+    note_unfinished("changes", args.dir, [changes.span.job, changes.span.since])
     if args.json:
         print(json.dumps(changes.to_json(), ensure_ascii=False))
     else:
@@ -90,6 +113,7 @@ def cmd_due(args: argparse.Namespace) -> int:
         feeds = due_feeds(args.dir, hints_of, policy, now)
     except (DueError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
+    note_unfinished("due", args.dir, None)
     if args.json:
         for feed in feeds:
             print(json.dumps(feed.to_json(), ensure_ascii=False))

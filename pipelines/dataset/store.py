@@ -311,6 +311,26 @@ def _recorded_start(fs: pafs.FileSystem, marker: pafs.FileInfo) -> float | None:
     return float(started) if isinstance(started, int | float) else None
 
 
+def unfinished_jobs(out: str, jobs: list[str] | None = None) -> dict[str, int]:
+    """Of ``jobs`` (default: every job), those with partitions holding a ``.running`` marker, and how many:
+    a crawl is writing them, or stopped before it ended (what it committed is there, the rest is not)."""
+    fs, root = resolve_root(out)
+    prefix = f"{PARTITION_KEY}="
+    wanted = None if jobs is None else set(jobs)
+    found: dict[str, int] = {}
+    for table in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
+        if table.type != pafs.FileType.Directory or table.base_name.startswith(("_", ".")):
+            continue
+        for part in fs.get_file_info(pafs.FileSelector(table.path, allow_not_found=True)):
+            job = part.base_name[len(prefix) :] if part.base_name.startswith(prefix) else None
+            if job is None or part.type != pafs.FileType.Directory or (wanted is not None and job not in wanted):
+                continue
+            names = fs.get_file_info(pafs.FileSelector(part.path, allow_not_found=True))
+            if any(is_running_marker(info.base_name) for info in names):
+                found[job] = found.get(job, 0) + 1
+    return found
+
+
 def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
     """Job ids present in a dataset, in the order the runs started (the last is the latest run).
 
