@@ -108,3 +108,21 @@ def test_latest_run_is_the_one_started_last_whatever_its_name(tmp_path: Path) ->
         w.close()
         time.sleep(0.05)
     assert list_jobs(str(tmp_path)) == ["zzz-first", "aaa-second"]
+
+
+def test_a_gcs_output_gives_up_within_its_retry_limit() -> None:
+    """pyarrow's Google Cloud Storage client retries for minutes by default, deaf to Ctrl-C (on a machine
+    without credentials ``--out gs://...`` seemed to hang): the dataset's URI gets a limit unless it has one."""
+    from datetime import timedelta
+
+    from pipelines.dataset.store import GCS_RETRY_LIMIT_SECONDS, resolve_root, with_gcs_retry_limit
+
+    assert with_gcs_retry_limit("gs://b/x") == f"gs://b/x?retry_limit_seconds={GCS_RETRY_LIMIT_SECONDS}"
+    assert (
+        with_gcs_retry_limit("gs://b/x?scheme=http")
+        == f"gs://b/x?scheme=http&retry_limit_seconds={GCS_RETRY_LIMIT_SECONDS}"
+    )
+    assert with_gcs_retry_limit("gs://b/x?retry_limit_seconds=300") == "gs://b/x?retry_limit_seconds=300"
+    assert with_gcs_retry_limit("s3://b/x") == "s3://b/x"
+    fs, path = resolve_root("gs://b/x")  # no request is made until the first file operation
+    assert path == "b/x" and fs.__reduce__()[1][0]["retry_time_limit"] == timedelta(seconds=GCS_RETRY_LIMIT_SECONDS)

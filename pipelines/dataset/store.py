@@ -48,10 +48,23 @@ def is_running_marker(name: str) -> bool:
 def resolve_root(out: str) -> tuple[pafs.FileSystem, str]:
     """(filesystem, path) for a local path or any URI pyarrow understands (s3://, gs://, file://)."""
     if "://" in out:
-        fs, path = pafs.FileSystem.from_uri(out)
+        fs, path = pafs.FileSystem.from_uri(with_gcs_retry_limit(out))
         return fs, path.rstrip("/")
     local = pafs.LocalFileSystem()
     return local, posixpath.normpath(_abspath(out))
+
+
+#: Seconds pyarrow's Google Cloud Storage client retries before it gives up, unless the URI says
+#: (``?retry_limit_seconds=``): its own default is minutes, during which Ctrl-C is not heard, e.g.
+#: while it looks for credentials on a machine that has none (``--out gs://...`` seemed to hang).
+GCS_RETRY_LIMIT_SECONDS = 20
+
+
+def with_gcs_retry_limit(uri: str) -> str:
+    """``uri`` with :data:`GCS_RETRY_LIMIT_SECONDS` as its retry limit when it is a ``gs://`` URI without one."""
+    if not uri.startswith(("gs://", "gcs://")) or "retry_limit_seconds=" in uri:
+        return uri
+    return f"{uri}{'&' if '?' in uri else '?'}retry_limit_seconds={GCS_RETRY_LIMIT_SECONDS}"
 
 
 def _abspath(path: str) -> str:
