@@ -202,6 +202,28 @@ def test_a_file_cut_short_replays_up_to_its_cut_record(archived: dict[str, Any],
     assert row["outcome"] == "network_error" and "cut short" in row["error"]
 
 
+def test_a_file_cut_between_two_records_says_so(archived: dict[str, Any], tmp_path: Path) -> None:
+    """Cut on a record boundary (a crash between two records, a copy interrupted), a file read as if it were
+    whole: the replay gave fewer inputs, exit 0 and no word. Its missing closing record now says so."""
+    [source] = archived["warc"].glob("*.warc.gz")
+    whole = build_index([source])
+    assert whole.unclosed == []
+    where = sorted((w for ws in whole.responses.values() for w in ws), key=lambda w: w.offset)[
+        len(whole.responses) // 2
+    ]
+    cut = tmp_path / source.name
+    cut.write_bytes(source.read_bytes()[: where.offset])  # everything before one response record
+    assert build_index([cut]).unclosed == [source.name] and not build_index([cut]).cut
+    proc = replay(str(cut), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (
+        f"feedcensus replay: {source.name} ends without its closing record: it was cut after its last whole record"
+        in (proc.stderr)
+    )
+    proc = replay(str(source), "--out", str(tmp_path / "out-whole"))
+    assert proc.returncode == 0 and "closing record" not in proc.stderr, proc.stderr[-3000:]
+
+
 # --- the pure parts --------------------------------------------------------------------------
 
 

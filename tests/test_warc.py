@@ -94,7 +94,7 @@ def test_a_request_record_follows_each_response_and_names_it(tmp_path: Path) -> 
     )
     [name] = writer.close()
     kinds = records(tmp_path / name)
-    assert [k[0] for k in kinds] == ["warcinfo", "response", "request"]
+    assert [k[0] for k in kinds] == ["warcinfo", "response", "request", "metadata"]  # the file's closing record
     _, response, response_http, _ = kinds[1]
     _, request, request_http, _ = kinds[2]
     assert request.get_header("WARC-Concurrent-To") == response.get_header("WARC-Record-ID")

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from crawler.archive.warc import CONTEXT_FIELD, REDIRECTED_FROM_FIELD, Location
+from crawler.archive.warc import CLOSING_FIELD, CLOSING_URI, CONTEXT_FIELD, REDIRECTED_FROM_FIELD, Location
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -89,6 +89,8 @@ class ArchiveIndex:
     responses: dict[str, list[Location]] = field(default_factory=dict)
     #: Response records cut short (the last record of a file a crash cut): in the index, not readable.
     cut: set[Location] = field(default_factory=set)
+    #: Files that promised a closing record and end without it: cut after their last whole record.
+    unclosed: list[str] = field(default_factory=list)
     #: Every host (lower case) with a response record.
     hosts: set[str] = field(default_factory=set)
     #: Host -> the server address its first response came from (``WARC-IP-Address``).
@@ -166,6 +168,7 @@ def _index_file(fh: BinaryIO, name: str, index: ArchiveIndex) -> int:
     """Index one file; its size. Each record's length is where the next one starts (or the file ends)."""
     pending: tuple[int, Any] | None = None  # (offset, fields of the record before this one)
     count = 0
+    promised = closed = False  # the file's warcinfo promises a closing record; it was the last record read
     for record in ArchiveIterator(fh, parse_http=False):
         offset = record.stream_pos
         if pending is not None and offset <= pending[0]:
@@ -174,12 +177,15 @@ def _index_file(fh: BinaryIO, name: str, index: ArchiveIndex) -> int:
                 f"{name}: gzip'd as one stream, not one gzip member per record, so no record can be read at its "
                 "offset; recompress it (warcio recompress IN OUT)"
             )
-        if record.record_type == WarcRecordType.warcinfo and not index.info:
+        if record.record_type == WarcRecordType.warcinfo and count == 0:
             block = record.reader.read()
-            index.info = warcinfo_fields(block)
+            info = warcinfo_fields(block)
+            index.info = index.info or info
+            promised = info.get(CLOSING_FIELD) == "yes"
             complete = len(block) >= record.content_length
         else:
             complete = record.consume() >= record.content_length
+        closed = record.record_type == WarcRecordType.metadata and record.headers.get("WARC-Target-URI") == CLOSING_URI
         if pending is not None:
             _add(index, name, pending[0], offset - pending[0], pending[1])
         pending = (offset, _fields(record, complete))
@@ -192,6 +198,8 @@ def _index_file(fh: BinaryIO, name: str, index: ArchiveIndex) -> int:
         _add(index, name, offset, size - offset, fields)
     elif size:
         raise OSError(0, "", "no WARC record in it")
+    if promised and not closed:
+        index.unclosed.append(name)
     index.records += count
     return size
 

@@ -4,7 +4,8 @@ Pure: plain data in (:class:`Exchange`), gzip'd WARC files out, written with war
 is its own gzip member, so a record can be read alone from its offset (what Common Crawl's index
 and ``feeds.warc_record_offset`` point at) and a file cut short by a crash is readable up to its
 last whole record. Files are rotated once they pass ``max_bytes``; each starts with a ``warcinfo``
-record naming the job and the software.
+record naming the job and the software, and ends with a ``metadata`` record (:data:`CLOSING_URI`), so
+that a file cut between two records can be told from a whole one.
 
 What is "as received": the status line, the headers and the body before Scrapy decodes
 ``Content-Encoding`` (the downloader middleware sits next to the downloader). Two things differ
@@ -43,6 +44,11 @@ DEFAULT_MAX_BYTES: Final = 1_000_000_000
 CONTEXT_FIELD: Final = "Feedcensus-Context"
 #: The request record's field naming the URL first requested, on a request a redirect made.
 REDIRECTED_FROM_FIELD: Final = "Feedcensus-Redirected-From"
+#: The ``warcinfo`` field by which a file promises to end with its closing record (:data:`CLOSING_URI`).
+CLOSING_FIELD: Final = "feedcensus-closing-record"
+#: The target URI of the ``metadata`` record that closes a file: a file that promised one and lacks it was
+#: cut short after its last whole record (a crash, a copy interrupted), which nothing else would show.
+CLOSING_URI: Final = "urn:feedcensus:closing-record"
 #: Headers that describe the wire form of a body the record no longer has.
 _WIRE_ONLY = frozenset({"transfer-encoding"})
 
@@ -172,6 +178,7 @@ class WarcWriter:
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             "isPartOf": self.job,
             "hostname": os.uname().nodename,
+            CLOSING_FIELD: "yes",
             **{k: v for k, v in self.info.items() if k != "software"},
         }
         return self._builder.create_warcinfo_record(filename, fields)
@@ -196,10 +203,24 @@ class WarcWriter:
         return out
 
     def _close_file(self) -> None:
+        """Close the open file with its closing record (when that cannot be written, a replay says the file
+        was cut short, which it then is as far as anyone can tell)."""
         if self._file is None:
             return
-        handle, self._file = self._file.handle, None
-        handle.close()
+        out, self._file = self._file, None
+        with contextlib.suppress(OSError):
+            self._append(out, self._closing(out.records))
+        out.handle.close()
+
+    def _closing(self, records: int) -> Any:
+        block = f"records: {records}\r\n".encode()
+        return self._builder.create_warc_record(
+            CLOSING_URI,
+            "metadata",
+            payload=io.BytesIO(block),
+            length=len(block),
+            warc_content_type="application/warc-fields",
+        )
 
     def _append(self, out: _OpenFile, record: Any) -> int:
         """Write one record as its own gzip member; its length in the file."""

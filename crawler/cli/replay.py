@@ -90,6 +90,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "as network_error",
             file=sys.stderr,
         )
+    for name in index.unclosed:
+        print(
+            f"feedcensus replay: {name} ends without its closing record: it was cut after its last whole record "
+            "(a crash, or a copy interrupted), and what came after the cut is not in it",
+            file=sys.stderr,
+        )
     if args.seeds or args.opml or args.url:
         check_given_inputs(args, settings)
     print(f"feedcensus replay: {describe(index)}", file=sys.stderr)
