@@ -120,3 +120,22 @@ def test_a_resume_folder_or_demo_output_that_cannot_be_a_folder_is_one_line_and_
     proc = run_cli("demo", "--out", str(folder), timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.stderr.strip().splitlines()[-1].startswith(f"feedcensus demo: --out {folder}: cannot write there: ")
+
+
+@pytest.mark.parametrize(
+    ("setting", "hint"),
+    [
+        ("FEEDCENSUS_PARSE_TIMOUT=3", "(did you mean FEEDCENSUS_PARSE_TIMEOUT?)"),
+        ("FEEDCENSUS_NOPE=1", "(README.md lists them)"),
+    ],
+)
+def test_a_feedcensus_setting_that_does_not_exist_is_refused(tmp_path: Path, setting: str, hint: str) -> None:
+    """A typo in one of the project's own settings was taken silently, and the setting meant kept its default."""
+    proc = run_cli(
+        "crawl", "--url", "http://127.0.0.1:9/f.xml", "--out", str(tmp_path / "o"), "-s", setting, timeout=60
+    )
+    assert proc.returncode == 2
+    name = setting.partition("=")[0]
+    assert proc.stderr.strip().splitlines() == [
+        f"feedcensus crawl: -s {setting}: no feedcensus setting is named {name} {hint}"
+    ]

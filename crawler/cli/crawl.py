@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import logging
 import math
 import os
@@ -187,6 +188,12 @@ def parse_overrides(values: Sequence[str], settings: Any) -> list[tuple[str, str
         key, sep, value = kv.partition("=")
         if not sep or not key:
             raise fail(f"-s takes NAME=VALUE, not {kv!r}")
+        if key.startswith("FEEDCENSUS_") and key not in settings:  # every one of ours has a default: a typo
+            prefix = len("FEEDCENSUS_")
+            ours = [name[prefix:] for name in settings.attributes if name.startswith("FEEDCENSUS_")]
+            near = difflib.get_close_matches(key[prefix:], ours, n=1)
+            hint = f" (did you mean FEEDCENSUS_{near[0]}?)" if near else " (README.md lists them)"
+            raise fail(f"-s {kv}: no feedcensus setting is named {key}{hint}")
         expected = OWN_TYPES.get(key) or expected_type(settings.get(key))
         if expected is not None:
             words, check = expected
