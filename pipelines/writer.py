@@ -73,18 +73,23 @@ def default_job_id(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
 
 
-#: What a job id may be: it names the job's partition folder (``job_id=<id>``) in every table.
-JOB_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: The longest job id, in UTF-8 bytes: ``job_id=<id>`` is a folder name, which most file systems cap at 255.
+JOB_ID_MAX_BYTES = 200
+#: What a job id must not hold: a path separator (it would write outside the table), ``%`` (pyarrow's
+#: hive partitioning decodes it: the id would not read back as written), control characters.
+_JOB_ID_FORBIDDEN = re.compile(r"[/\\%\x00-\x1f\x7f]")
 
 
 def job_id_problem(job_id: str) -> str | None:
-    """Why ``job_id`` cannot name a job (None when it can): it is a folder name in the dataset, so a
-    ``/`` or ``..`` in it would write outside the table, and an odd character would break readers."""
-    if JOB_ID_PATTERN.fullmatch(job_id):
-        return None
-    if len(job_id) > 100:
-        return f"a job id has at most 100 characters, not {len(job_id)}"
-    return "a job id is letters, digits, '.', '_' and '-', starting with a letter or digit"
+    """Why ``job_id`` cannot name a job (None when it can): it names the job's folder in every table
+    (``job_id=<id>``). Ids older versions wrote stay usable unless they were unsafe this way."""
+    if not job_id:
+        return "a job id cannot be empty"
+    if len(job_id.encode("utf-8", "surrogatepass")) > JOB_ID_MAX_BYTES:
+        return f"a job id has at most {JOB_ID_MAX_BYTES} bytes, not {len(job_id.encode('utf-8', 'surrogatepass'))}"
+    if job_id.startswith(".") or _JOB_ID_FORBIDDEN.search(job_id):
+        return "a job id names a folder: no '/', '\\', '%' or control characters, and no '.' first"
+    return None
 
 
 class DatasetError(Exception):

@@ -202,7 +202,9 @@ def test_a_job_gone_from_redis_stops_every_worker_with_exit_4_instead_of_waiting
         assert code == 4, log[-3000:]
         assert "Traceback" not in log
         last = log.strip().splitlines()[-1]
-        assert "the job is gone from Redis" in last and last.endswith("the job cannot go on: start it again"), last
+        assert "the job is gone from Redis" in last and last.endswith(
+            "the job cannot go on: start it again, under a new --job-id to keep its rows apart from these"
+        ), last
         assert sum(server.hits.values()) < 2 * n  # it stopped, it did not fetch the inputs again
         assert len(rows(out, "feeds")) > 0  # what was committed before stays readable
 

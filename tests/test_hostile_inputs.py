@@ -45,7 +45,7 @@ def test_bad_setting_is_one_line_and_exit_2(tmp_path: Path) -> None:
     [
         (["--job-id", "a/../../escaped"], "'a/../../escaped'"),
         (["--job-id", "../escaped"], "'../escaped'"),
-        (["--job-id", "x" * 300], "at most 100 characters, not 300"),
+        (["--job-id", "x" * 300], "at most 200 bytes, not 300"),
         (["--job-id", ".hidden"], "'.hidden'"),
         (["-s", "FEEDCENSUS_JOB_ID=../escaped"], "'../escaped'"),
     ],
@@ -53,20 +53,23 @@ def test_bad_setting_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_a_job_id_that_is_no_folder_name_is_one_line_and_exit_2(tmp_path: Path, flags: list[str], shown: str) -> None:
     """The job id names a folder in every table (job_id=<id>): before, '../x' wrote Parquet outside --out,
     and a 300-character id failed only after the whole crawl (exit 3, rows lost)."""
-    out = tmp_path / "data" / "out"
-    proc = run_cli("crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(out), *flags, timeout=60)
+    out, state = tmp_path / "data" / "out", tmp_path / "state"
+    args = ["--url", "http://127.0.0.1:9/feed.xml", "--out", str(out), "--resume", str(state), *flags]
+    proc = run_cli("crawl", *args, timeout=60)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("feedcensus crawl: job id ") and shown in lines[0], lines
     assert not out.exists() and not (tmp_path / "data" / "escaped").exists() and not (tmp_path / "escaped").exists()
+    assert not state.exists()  # no resume state naming a job that can never run
 
 
 def test_job_ids_the_writer_takes() -> None:
     from pipelines.writer import default_job_id, job_id_problem
 
-    for ok in (default_job_id(), "census-4", "r", "2026.11_run-2", "A" * 100):
+    # Ids older versions took stay usable (a job is resumed or joined by its id) unless they were unsafe.
+    for ok in (default_job_id(), "census-4", "r", "2026.11_run-2", "run 1", "2024-01-01T00:00:00Z", "jöb", "A" * 200):
         assert job_id_problem(ok) is None, ok
-    for bad in ("", "a/b", "..", "-x", "a b", "x=y", "jöb", "a\\b", "A" * 101):
+    for bad in ("", "a/b", "..", ".hidden", "a\\b", "a%20b", "a\nb", "A" * 201, "é" * 101):
         assert job_id_problem(bad) is not None, bad
 
 
@@ -79,6 +82,7 @@ def test_job_ids_the_writer_takes() -> None:
         ("DOWNLOAD_MAXSIZE=-1", "DOWNLOAD_MAXSIZE takes a number of 0 or more, not '-1'"),
         ("FEEDCENSUS_PARSE_TIMEOUT=0", "FEEDCENSUS_PARSE_TIMEOUT takes a number above 0, not '0'"),
         ("FEEDCENSUS_PROGRESS_INTERVAL=inf", "FEEDCENSUS_PROGRESS_INTERVAL takes a number, not 'inf'"),
+        ("FEEDCENSUS_FRONTIER_KEY_TTL=1", "FEEDCENSUS_FRONTIER_KEY_TTL takes a number of at least 60, not '1'"),
     ],
 )
 def test_a_number_no_crawl_can_run_with_is_one_line_and_exit_2(tmp_path: Path, setting: str, shown: str) -> None:

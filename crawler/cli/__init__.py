@@ -60,7 +60,7 @@ def schedule_options(p: argparse.ArgumentParser) -> None:
 def crawl_options(
     p: argparse.ArgumentParser,
     job_flags: tuple[str, ...] = ("--job-id",),
-    job_help: str = "partition name of this run: letters, digits, . _ - (default: UTC start time)",
+    job_help: str = "partition name of this run: no / \\ %% or control characters (default: UTC start time)",
 ) -> None:
     """What a crawl process is told besides its inputs: the same for ``crawl`` and ``worker``."""
     p.add_argument("--out", metavar="DIR", help="dataset root: a path or a URI such as s3://bucket/prefix (required)")
@@ -299,6 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The commands that only read a dataset: a file of it pyarrow cannot read is their one-line error.
+READING_COMMANDS = frozenset({"survey", "changes", "due", "compact"})
+
+
 def seconds(value: str) -> float:
     """A ``--wait`` value: a finite number of seconds, 0 or more (``nan`` waited forever)."""
     try:
@@ -323,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        if not is_arrow_error(exc):
+        if args.command not in READING_COMMANDS or not is_arrow_error(exc):
             raise
         # A command reading a dataset met a file pyarrow cannot read: which one, on one line.
         print(f"feedcensus {args.command}: cannot read the dataset: {' '.join(str(exc).split())}", file=sys.stderr)

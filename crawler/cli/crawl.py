@@ -109,6 +109,8 @@ def _as_number(value: str) -> object:
 #: DOWNLOAD_MAXSIZE=-1 makes every fetch too_large, a progress interval of 0 prints without end).
 NUMBER_FLOORS: dict[str, tuple[float, bool]] = {
     **dict.fromkeys(("CONCURRENT_REQUESTS", "CONCURRENT_REQUESTS_PER_DOMAIN", "CONCURRENT_ITEMS"), (1.0, True)),
+    # A finished job's keys must outlive its last workers' closing heartbeats, or they find the job gone.
+    "FEEDCENSUS_FRONTIER_KEY_TTL": (60.0, True),
     **dict.fromkeys(
         (
             "DOWNLOAD_TIMEOUT",
@@ -148,8 +150,8 @@ def floor_problem(key: str, value: str) -> str | None:
     number = float(value)
     if number > least or (allowed and number == least):
         return None
-    if least == 1:
-        return "a number of at least 1"
+    if least:
+        return f"a number of at least {least:g}"
     return "a number of 0 or more" if allowed else "a number above 0"
 
 
@@ -211,7 +213,7 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     """The project settings with the command line's: flags, ``--log-level``, ``-s`` (checked)."""
     settings = settings if settings is not None else project_settings()
     settings.set("FEEDCENSUS_OUT", args.out, priority="cmdline")
-    from pipelines.writer import default_job_id, job_id_problem
+    from pipelines.writer import default_job_id
 
     # Named here, not when the writer opens, so the summary and a resume state can say it.
     settings.set("FEEDCENSUS_JOB_ID", args.job_id or default_job_id(), priority="cmdline")
@@ -231,9 +233,7 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
         settings.set("LOG_LEVEL", args.log_level, priority="cmdline")
     for key, value in parse_overrides(args.set or [], settings):
         settings.set(key, value, priority="cmdline")
-    job = str(settings.get("FEEDCENSUS_JOB_ID"))
-    if (problem := job_id_problem(job)) is not None:  # before anything is fetched or written
-        raise fail(f"job id {job[:120]!r}: {problem}")
+    check_job_id(str(settings.get("FEEDCENSUS_JOB_ID")))  # also for callers that did not check it first
     # The command installs its own log handlers (the terminal and --log-file): see crawl_logging().
     settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     if (settings.getpriority("USER_AGENT") or 0) < (settings.getpriority("FEEDCENSUS_CONTACT_URL") or 0):
@@ -346,11 +346,22 @@ def check_local_opml(path: str) -> None:
 def checked_settings(args: argparse.Namespace) -> Any:
     """The project settings, and the command line's ``-s`` and ``--min/--max-interval`` checked (exit 2 if bad)."""
     settings = project_settings()
-    parse_overrides(args.set or [], settings)
+    for key, value in parse_overrides(args.set or [], settings):
+        if key == "FEEDCENSUS_JOB_ID":
+            check_job_id(value)
+    check_job_id(getattr(args, "job_id", None))  # before a resume state or a frontier wait names it
     for option in INTERVAL_SETTINGS:
         if getattr(args, option, None):
             interval_seconds(getattr(args, option), option)
     return settings
+
+
+def check_job_id(job: str | None) -> None:
+    """Refuse (exit 2) a job id that cannot name the job's folders; None: the default, its start time."""
+    from pipelines.writer import job_id_problem
+
+    if job is not None and (problem := job_id_problem(job)) is not None:
+        raise fail(f"job id {job[:120]!r}: {problem}")
 
 
 def check_inputs(args: argparse.Namespace, settings: Any) -> Inputs:
@@ -810,7 +821,11 @@ def exit_status(
         return EXIT_DATASET, f"{stats['feedcensus/warc_error']}; the crawl stopped there"
     if stats.get("feedcensus/frontier_error"):
         # The job's state gone from Redis (crawler/frontier.py: JobGone): no worker can go on with it.
-        then = "the job cannot go on: start it again" if stats.get("feedcensus/frontier/job_gone") else None
+        then = (
+            "the job cannot go on: start it again, under a new --job-id to keep its rows apart from these"
+            if stats.get("feedcensus/frontier/job_gone")
+            else None
+        )
         return EXIT_FRONTIER, (
             f"{stats['feedcensus/frontier_error']}; what was committed to {out} (job {job}) stays; "
             f"{then or resume_command(args, settings)}"

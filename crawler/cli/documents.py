@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
+import signal
 import sys
-import time
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -29,29 +31,32 @@ def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str, dict[st
     URL within ``timeout`` seconds in all (a server that sends a byte a second is no answer either)."""
     if source.startswith(("http://", "https://")):
         req = urllib.request.Request(source, headers={"User-Agent": "feedcensus-lint/0.1"})
-        deadline = time.monotonic() + timeout
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                body = _read_limited(resp.read1, source, deadline)
+            with _time_limit(timeout), urllib.request.urlopen(req, timeout=timeout) as resp:
+                body = _read_limited(resp.read1, source)
+                if resp.length:  # the connection closed before the Content-Length it announced
+                    raise fail(f"{source}: cut short: {resp.length} bytes of its Content-Length did not come")
                 return body, resp.geturl(), {k.lower(): v for k, v in resp.headers.items()}
+        except _TimedOut:
+            raise fail(f"{source}: not read within the time limit ({timeout:g} s)") from None
         except urllib.error.HTTPError as exc:
             raise fail(f"{source}: HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise fail(f"{source}: {getattr(exc, 'reason', exc)}") from None
-        except http.client.HTTPException as exc:  # not HTTP at all, a body cut short, a broken chunk
+        except http.client.HTTPException as exc:  # not HTTP at all, a broken chunk
             raise fail(f"{source}: not a usable HTTP answer: {type(exc).__name__}: {exc}") from None
     if "://" in source and not source.startswith("file://"):
         raise fail(f"{source}: only local files and http(s) URLs can be read")
     path = Path(source[7:] if source.startswith("file://") else source)
     try:
         with path.open("rb") as fh:  # /dev/zero, a FIFO or a huge file: read up to the limit, no further
-            return _read_limited(fh.read1, source, None), path.resolve().as_uri(), {}
+            return _read_limited(fh.read1, source), path.resolve().as_uri(), {}
     except OSError as exc:
         raise fail(f"{source}: {exc.strerror or exc}") from None
 
 
-def _read_limited(read1: Callable[[int], bytes], source: str, deadline: float | None) -> bytes:
-    """What ``read1`` gives until its end: CliError past :data:`FETCH_LIMIT` bytes or the ``deadline``."""
+def _read_limited(read1: Callable[[int], bytes], source: str) -> bytes:
+    """What ``read1`` gives until its end; CliError past :data:`FETCH_LIMIT` bytes."""
     chunks: list[bytes] = []
     size = 0
     while chunk := read1(1 << 20):
@@ -59,9 +64,32 @@ def _read_limited(read1: Callable[[int], bytes], source: str, deadline: float | 
         size += len(chunk)
         if size > FETCH_LIMIT:
             raise fail(f"{source}: larger than {FETCH_LIMIT} bytes")
-        if deadline is not None and time.monotonic() > deadline:
-            raise fail(f"{source}: not read within the time limit ({size} bytes came)")
     return b"".join(chunks)
+
+
+class _TimedOut(Exception):
+    """:func:`_time_limit` ran out."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`_TimedOut` where this thread is once ``seconds`` have passed, in whatever call it waits
+    (urllib's own timeout is per socket read: headers or a body sent a byte at a time never reach it).
+    A timer signal, so the main thread only (the commands' own); elsewhere no limit but urllib's."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 #: The scope of ``root-not-feed``: the root element sits in the document itself (the W3C validator's ``root``).

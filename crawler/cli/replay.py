@@ -93,7 +93,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for name in index.unclosed:
         print(
             f"feedcensus replay: {name} ends without its closing record: it was cut after its last whole record "
-            "(a crash, or a copy interrupted), and what came after the cut is not in it",
+            "(a crash, a copy interrupted) or is still being written, and what came after is not in it",
             file=sys.stderr,
         )
     if args.seeds or args.opml or args.url:
