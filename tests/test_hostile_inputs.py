@@ -143,3 +143,18 @@ def test_a_feedcensus_setting_that_does_not_exist_is_refused(tmp_path: Path, set
     assert proc.stderr.strip().splitlines() == [
         f"feedcensus crawl: -s {setting}: no feedcensus setting is named {name} {hint}"
     ]
+
+
+def test_an_option_and_a_setting_naming_two_different_things_are_refused(tmp_path: Path) -> None:
+    """``-s FEEDCENSUS_OUT=B`` silently beat ``--out A`` (and the job id likewise)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for flags, line in [
+        (["--out", str(a), "-s", f"FEEDCENSUS_OUT={b}"], f"--out {a} and -s FEEDCENSUS_OUT={b} name two"),
+        (
+            ["--out", str(a), "--job-id", "x", "-s", "FEEDCENSUS_JOB_ID=y"],
+            "--job-id x and -s FEEDCENSUS_JOB_ID=y name two",
+        ),
+    ]:
+        proc = run_cli("crawl", "--url", "http://127.0.0.1:9/f.xml", *flags, timeout=60)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and line in proc.stderr, proc.stderr
+        assert not a.exists() and not b.exists()

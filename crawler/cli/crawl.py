@@ -349,6 +349,10 @@ def checked_settings(args: argparse.Namespace) -> Any:
     for key, value in parse_overrides(args.set or [], settings):
         if key == "FEEDCENSUS_JOB_ID":
             check_job_id(value)
+        for flag, dest, name in (("--out", "out", "FEEDCENSUS_OUT"), ("--job-id", "job_id", "FEEDCENSUS_JOB_ID")):
+            given = getattr(args, dest, None)
+            if key == name and given and given != value:  # the later one silently won
+                raise fail(f"{flag} {given} and -s {name}={value} name two different things: give one")
     check_job_id(getattr(args, "job_id", None))  # before a resume state or a frontier wait names it
     for option in INTERVAL_SETTINGS:
         if getattr(args, option, None):
