@@ -218,7 +218,8 @@ def test_status_shows_the_job(redis: RedisServer, demo_server: Any, tmp_path: Pa
     assert status.returncode == 0, status.stderr
     assert "job s on" in status.stdout and "done" in status.stdout and "queued 0" in status.stdout
     missing = run_cli("status", "--frontier", redis.url, "--job", "nope")
-    assert missing.returncode == 2 and "no job 'nope'" in missing.stdout + missing.stderr
+    assert missing.returncode == 2 and missing.stdout == ""  # a usage error, on stderr as every command's
+    assert missing.stderr.strip().splitlines() == [f"feedcensus status: no job 'nope' on the frontier {redis.url}"]
 
 
 def test_an_unreachable_frontier_is_one_line_and_exit_2(tmp_path: Path) -> None:

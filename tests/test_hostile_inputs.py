@@ -158,3 +158,15 @@ def test_an_option_and_a_setting_naming_two_different_things_are_refused(tmp_pat
         proc = run_cli("crawl", "--url", "http://127.0.0.1:9/f.xml", *flags, timeout=60)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and line in proc.stderr, proc.stderr
         assert not a.exists() and not b.exists()
+
+
+def test_resuming_a_folder_with_no_crawl_in_it_says_so(tmp_path: Path) -> None:
+    """It said only "--out is required", which reads as if --resume needed --out."""
+    folder = tmp_path / "no-such-state"
+    proc = run_cli("crawl", "--resume", str(folder), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"feedcensus crawl: --resume {folder}: no crawl to resume there (no state.json); "
+        "to start a resumable crawl, give --out and its inputs too"
+    ]
+    assert not folder.exists()

@@ -461,6 +461,11 @@ def resume_args(args: argparse.Namespace) -> dict[str, Any] | None:
     args.seeds, args.opml, args.out = resolved(args.seeds or [], args.opml or [], args.out)
     args.url = list(args.url or [])
     if state is None:
+        if not args.out:  # most likely a mistyped folder of a crawl to resume
+            raise fail(
+                f"--resume {args.resume}: no crawl to resume there (no state.json); "
+                "to start a resumable crawl, give --out and its inputs too"
+            )
         args.job_id = args.job_id or default_job_id()
         keys = ("job_id", "out", "seeds", "opml", "url")
         return {**{k: getattr(args, k) for k in keys}, "options": options_of(args)}

@@ -80,12 +80,16 @@ def frontier_status(url: str, job: str) -> Any:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    """The job's status on stdout (``--json``: one object, ``exists`` false for no such job, exit 0); a job
+    the frontier does not have is one line on stderr and exit 2, as every command's usage error."""
     status = frontier_status(args.frontier, args.job)
     if args.json:
         print(json.dumps(status.to_json(), sort_keys=True))
         return 0
+    if not status.exists:
+        raise fail(status_lines(status)[0])
     print("\n".join(status_lines(status)))
-    return 0 if status.exists else 2
+    return 0
 
 
 def status_lines(status: Any) -> list[str]:
