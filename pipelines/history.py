@@ -23,7 +23,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro
 
 from pipelines.dataset.schedule import Due, Hints, Policy, next_due
 from pipelines.dataset.state import FeedState, SeenItem, StateIndex
@@ -38,6 +40,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+
+#: The stat holding why the earlier jobs could not be read (then the crawl stopped before fetching), and
+#: the spider's close reason.
+STAT_ERROR = "feedcensus/history_error"
+HISTORY_ERROR = "history_error"
 
 
 def hints_of(state: FeedState) -> Hints:
@@ -106,7 +113,11 @@ class History:
             return
         dataset = dataset_of(self.crawler)
         started = time.monotonic()
-        self.index = StateIndex.open(dataset.out, exclude_job=dataset.job_id)
+        try:
+            self.index = StateIndex.open(dataset.out, exclude_job=dataset.job_id)
+        except (OSError, pa.ArrowException) as exc:  # a part file cut short or not Parquet, an unreadable folder
+            self._stop(f"cannot read the earlier jobs of {dataset.out}: {' '.join(str(exc).split())}")
+            return
         known = self.index.count()
         stats = self.crawler.stats
         assert stats is not None
@@ -124,6 +135,16 @@ class History:
                 len(self.index.jobs),
                 time.monotonic() - started,
             )
+
+    def _stop(self, message: str) -> None:
+        """The earlier jobs cannot be read: stop before fetching. Crawling on would fetch every feed anew
+        and write a job that knows nothing of them (exit 2, ``STAT_ERROR``)."""
+        logger.error("%s; stopping the crawl", message)
+        assert self.crawler.stats is not None
+        self.crawler.stats.set_value(STAT_ERROR, message)
+        engine = self.crawler.engine
+        if engine is not None:
+            deferred_from_coro(engine.close_spider_async(reason=HISTORY_ERROR))
 
     def _spider_closed(self) -> None:
         if self.index is not None:

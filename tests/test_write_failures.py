@@ -92,3 +92,28 @@ def test_reading_a_job_that_is_not_finished_says_so(tmp_path: Path) -> None:
         proc = run_cli(command, str(out), timeout=60)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert f"feedcensus {command}: note: job j1 is not finished (2 partitions hold .running markers" in proc.stderr
+
+
+def test_a_crawl_into_a_dataset_whose_earlier_job_cannot_be_read_stops_before_it_fetches(tmp_path: Path) -> None:
+    """Before, it fetched and wrote the whole job without the earlier jobs' state (every feed anew), then
+    said the crawl failed with a pyarrow error."""
+    from crawler.demo.webserver import Route, Web, WebServer
+
+    web = Web()
+    for i in range(3):
+        web.add(f"/f{i}.xml", Route(b'<rss version="2.0"><channel><title>F</title></channel></rss>'))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        urls = [a for i in range(3) for a in ("--url", server.url_for(f"/f{i}.xml"))]
+        proc = run_cli("crawl", *urls, "--out", str(out), "--job-id", "one", *QUICK_CRAWL, timeout=60)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        part = next((out / "feeds").rglob("*.parquet"))
+        part.write_bytes(part.read_bytes()[:100])
+        before = sum(server.hits.values())
+        proc = run_cli("crawl", *urls, "--out", str(out), "--job-id", "two", *QUICK_CRAWL, timeout=60)
+        fetched = sum(server.hits.values()) - before
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"feedcensus crawl: cannot read the earlier jobs of {out}: ") and part.name in last, last
+    assert last.endswith("; the crawl stopped before it began"), last
+    assert fetched == 0, fetched

@@ -826,6 +826,8 @@ def exit_status(
     if stats.get("feedcensus/dataset_error"):
         lost = stats.get("feedcensus/rows_lost", 0)
         return EXIT_DATASET, f"{stats['feedcensus/dataset_error']}; {lost} rows were not written"
+    if stats.get("feedcensus/history_error"):  # pipelines/history.py: the earlier jobs could not be read
+        return EXIT_USAGE, f"{stats['feedcensus/history_error']}; the crawl stopped before it began"
     if stats.get("feedcensus/warc_error"):
         return EXIT_DATASET, f"{stats['feedcensus/warc_error']}; the crawl stopped there"
     if stats.get("feedcensus/frontier_error"):
