@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from scrapy.exceptions import (
     CannotResolveHostError,
@@ -50,14 +50,12 @@ from scrapy.exceptions import (
 )
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as tx_error
+from twisted.python.failure import Failure
 from twisted.web import _newclient
 
 from crawler.archive.read import BadRecord, NotArchived
 from crawler.fetch.inputs import one_line
 from schemas.vocab import FAILURE_OUTCOMES, Outcome
-
-if TYPE_CHECKING:
-    from twisted.python.failure import Failure
 
 __all__ = [
     "FAILURE_OUTCOMES",
@@ -81,7 +79,18 @@ class RefusedRequest(IgnoreRequest):
 
 
 def _text(exc: BaseException) -> str:
+    """The exception on one line. Twisted's ``ResponseFailed`` (and Scrapy's ``DownloadFailedError`` made
+    from one) hold a list of Failures, whose text is their reprs: each is told by its own type and message."""
+    for holder in (exc, exc.__cause__):
+        reasons = getattr(holder, "reasons", None)
+        if isinstance(reasons, list) and reasons and all(isinstance(r, Failure) for r in reasons):
+            return "; ".join(_own(r.value) for r in reasons)
     return one_line(exc) or type(exc).__name__
+
+
+def _own(exc: BaseException | None) -> str:
+    text = one_line(exc) if exc is not None else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def classify_failure(failure: Failure) -> Classified:

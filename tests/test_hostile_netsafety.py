@@ -246,3 +246,32 @@ def test_a_url_scrapy_cannot_make_a_request_for_is_a_row_not_a_spider_error(tmp_
     ctx = FetchContext(via=Via.AUTODISCOVERY, source="http://a.example/", depth=1, kind=Expect.FEED)
     out = spider.follow("http://a.example:99999/feed", ctx)  # follow trusts its caller: no URL check of its own
     assert isinstance(out, FetchRecord) and out.outcome == "invalid_url" and "Port out of range" in (out.error or "")
+
+
+def test_a_failure_holding_twisted_failures_is_described_by_what_they_hold() -> None:
+    """ResponseFailed holds a list of Failures, and Scrapy's DownloadFailedError is made from its text: the
+    fetch_log error read ``[<twisted.python.failure.Failure twisted.internet.error.ConnectionDone: ...>]``."""
+    from scrapy.exceptions import DownloadFailedError
+    from twisted.internet.error import ConnectionDone
+    from twisted.python.failure import Failure
+    from twisted.web._newclient import ResponseFailed
+
+    from crawler.outcomes import classify_exception
+
+    lost = ResponseFailed([Failure(ConnectionDone())])
+    assert classify_exception(lost) == (
+        "network_error",
+        None,
+        "connection closed or reset mid-response: ConnectionDone: Connection was closed cleanly.",
+    )
+    try:
+        try:
+            raise ResponseFailed([Failure(ValueError("Value contains non-decimal digits: b'abc'"))])
+        except ResponseFailed as exc:
+            raise DownloadFailedError(str(exc)) from exc  # as Scrapy's download handler wraps it
+    except DownloadFailedError as wrapped:
+        outcome, _, error = classify_exception(wrapped)
+    assert (outcome, error) == (
+        "network_error",
+        "DownloadFailedError: ValueError: Value contains non-decimal digits: b'abc'",
+    )
