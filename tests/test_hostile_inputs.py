@@ -170,3 +170,19 @@ def test_resuming_a_folder_with_no_crawl_in_it_says_so(tmp_path: Path) -> None:
         "to start a resumable crawl, give --out and its inputs too"
     ]
     assert not folder.exists()
+
+
+def test_an_unusable_input_is_shown_escaped_and_cut_to_a_readable_length(tmp_path: Path) -> None:
+    """A binary seeds file put its raw bytes (control characters too) on the terminal; a 9,000-character
+    URL was shown whole."""
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_bytes(b"\x00\x05garbage\x1b[31m\x07line\n")
+    proc = run_cli("crawl", "--seeds", str(seeds), "--out", str(tmp_path / "o"), timeout=60)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert line.isprintable() and "\\x1b[31m" in line, line
+    url = "ftp://a.example/" + "x" * 9000
+    proc = run_cli("crawl", "--url", url, "--out", str(tmp_path / "o"), timeout=60)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert len(line) < 400 and "... (9,016 characters): URL longer than 8192 characters" in line, line

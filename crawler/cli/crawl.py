@@ -412,11 +412,18 @@ def check_usable(args: argparse.Namespace, max_url_length: int) -> Inputs:
             raise fail("nothing to crawl: the inputs name no URL")
         url, reason = unusable[0]
         more = f" (and {len(unusable) - 1} more unusable inputs)" if len(unusable) > 1 else ""
-        raise fail(f"nothing to crawl: {url}: {reason}{scheme_hint(url)}{more}")
+        raise fail(f"nothing to crawl: {shown_input(url)}: {reason}{scheme_hint(url)}{more}")
     for url, reason in unusable:
         if url in named:
-            print(f"feedcensus crawl: skipping {url}: {reason}{scheme_hint(url)}", file=sys.stderr)
+            print(f"feedcensus crawl: skipping {shown_input(url)}: {reason}{scheme_hint(url)}", file=sys.stderr)
     return inputs
+
+
+def shown_input(text: str, limit: int = 200) -> str:
+    """An input as an error line shows it: control characters escaped (a binary seeds file's bytes put
+    them on the terminal), and at most ``limit`` characters of it (a 9,000-character URL was shown whole)."""
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escaped if len(escaped) <= limit else f"{escaped[:limit]}... ({len(text):,} characters)"
 
 
 # --- resume ----------------------------------------------------------------------------------
