@@ -114,9 +114,8 @@ from crawler.fetch.urirefs import (
     UriParts,
     base_parts,
     clean_url,
-    host_of,
+    host_and_port,
     is_uri_reference,
-    port_of,
     resolve,
     strip_url,
     unsplit,
@@ -566,7 +565,8 @@ def _judge_href(
         return None, failed, ("unresolved", cleaned)
     href = unsplit(parts)
     scheme, authority = parts.scheme, parts.authority
-    faults = url_faults(scheme, host_of(authority), len(href), max_url_length, port_of(authority))
+    host, port = host_and_port(authority)
+    faults = url_faults(scheme, host, len(href), max_url_length, port)
     failed.update(_FAULT_RULE[fault] for fault in faults)
     key = (scheme, ascii_lower(authority) if authority is not None else None, parts.path, parts.query)
     return href, failed, key

@@ -28,9 +28,8 @@ __all__ = [
     "base_parts",
     "clean_url",
     "hierarchical",
-    "host_of",
+    "host_and_port",
     "is_uri_reference",
-    "port_of",
     "remove_dot_segments",
     "resolve",
     "split",
@@ -198,21 +197,14 @@ def base_parts(url: str, base_href: str | None) -> UriParts | None:
     return page
 
 
-def port_of(authority: str | None) -> str:
-    """The port of an authority as written (after the host's colon); '' without one."""
+def host_and_port(authority: str | None) -> tuple[str, str]:
+    """The host of an authority (userinfo removed, IPv6 brackets kept) and its port as written (after the
+    host's colon); '' for either one it lacks."""
     if authority is None:
-        return ""
+        return "", ""
     hostport = authority.rpartition("@")[2]
     if hostport.startswith("["):
-        hostport = hostport[hostport.find("]") + 1 :]
-    return hostport.partition(":")[2]
-
-
-def host_of(authority: str | None) -> str:
-    """The host of an authority (userinfo and port removed, IPv6 brackets kept); '' without one."""
-    if authority is None:
-        return ""
-    hostport = authority.rpartition("@")[2]
-    if hostport.startswith("["):
-        return hostport[: hostport.find("]") + 1]
-    return hostport.partition(":")[0]
+        end = hostport.find("]") + 1
+        return hostport[:end], hostport[end:].partition(":")[2]
+    host, _, port = hostport.partition(":")
+    return host, port

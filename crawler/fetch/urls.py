@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
-from crawler.fetch.urirefs import port_of
+from crawler.fetch.urirefs import host_and_port
 from schemas.vocab import Outcome
 
 __all__ = [
@@ -145,7 +145,7 @@ def _checked(url: str, max_length: int) -> tuple[Refusal | None, str | None]:
         host = parts.hostname
     except ValueError as exc:
         return not_a_url(exc), None
-    faults = url_faults(parts.scheme, host, len(url), max_length, port_of(parts.netloc))
+    faults = url_faults(parts.scheme, host, len(url), max_length, host_and_port(parts.netloc)[1])
     return (refusal(faults[0], scheme=parts.scheme) if faults else None), host
 
 
