@@ -326,21 +326,19 @@ def _recorded_start(fs: pafs.FileSystem, marker: pafs.FileInfo) -> float | None:
 
 def unfinished_jobs(out: str, jobs: list[str] | None = None) -> dict[str, int]:
     """Of ``jobs`` (default: every job), those with partitions holding a ``.running`` marker, and how many:
-    a crawl is writing them, or stopped before it ended (what it committed is there, the rest is not)."""
+    a crawl is writing them, or stopped before it ended (what it committed is there, the rest is not).
+    One recursive listing of the dataset (on S3 a paginated LIST), not one per partition."""
     fs, root = resolve_root(out)
     prefix = f"{PARTITION_KEY}="
-    wanted = None if jobs is None else set(jobs)
     found: dict[str, int] = {}
-    for table in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)):
-        if table.type != pafs.FileType.Directory or table.base_name.startswith(("_", ".")):
+    for info in fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=True)):
+        table, _, inside = info.path[len(root) + 1 :].partition("/")
+        folder, _, name = inside.partition("/")
+        if table.startswith(("_", ".")) or not folder.startswith(prefix) or not is_running_marker(name):
             continue
-        for part in fs.get_file_info(pafs.FileSelector(table.path, allow_not_found=True)):
-            job = part.base_name[len(prefix) :] if part.base_name.startswith(prefix) else None
-            if job is None or part.type != pafs.FileType.Directory or (wanted is not None and job not in wanted):
-                continue
-            names = fs.get_file_info(pafs.FileSelector(part.path, allow_not_found=True))
-            if any(is_running_marker(info.base_name) for info in names):
-                found[job] = found.get(job, 0) + 1
+        job = folder[len(prefix) :]
+        if jobs is None or job in jobs:
+            found[job] = found.get(job, 0) + 1
     return found
 
 
