@@ -85,8 +85,8 @@ def job_id_problem(job_id: str) -> str | None:
     (``job_id=<id>``). Ids older versions wrote stay usable unless they were unsafe this way."""
     if not job_id:
         return "a job id cannot be empty"
-    if len(job_id.encode("utf-8", "surrogatepass")) > JOB_ID_MAX_BYTES:
-        return f"a job id has at most {JOB_ID_MAX_BYTES} bytes, not {len(job_id.encode('utf-8', 'surrogatepass'))}"
+    if (size := len(job_id.encode("utf-8", "surrogatepass"))) > JOB_ID_MAX_BYTES:
+        return f"a job id has at most {JOB_ID_MAX_BYTES} bytes, not {size}"
     if job_id.startswith(".") or _JOB_ID_FORBIDDEN.search(job_id):
         return "a job id names a folder: no '/', '\\', '%' or control characters, and no '.' first"
     return None
