@@ -154,10 +154,11 @@ REQUEST_FINGERPRINTER_CLASS = "crawler.fingerprint.CensusFingerprinter"
 DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
 
 # --- Engine ---------------------------------------------------------------------------
-# Scrapy default: 100. A response yields a handful of items and requests, and the pipelines are
-# synchronous; Scrapy starts this many asyncio workers per response, which cost ~30% of the
-# crawl's CPU at 100 (benchmarks/RESULTS.md).
-CONCURRENT_ITEMS = 8
+# Scrapy default: 100. Scrapy starts this many asyncio tasks for every response's output, however
+# little it yields (~30% of the crawl's CPU at 100; at 8, 0.2 ms a response more than at 1:
+# benchmarks/RESULTS.md). A census response yields at most one item that waits for anything (a
+# feed's, for its document worker), so items of one response have nothing to overlap.
+CONCURRENT_ITEMS = 1
 # Scrapy default: True. The check parses the callback's source with ast, and its cache is keyed
 # by the bound method, which dies at once, so it runs again and again (~2 ms each). Our callbacks
 # return no values; ruff and the tests guard that.
