@@ -12,6 +12,7 @@ and gc_threshold.py), as in ``feedcensus crawl``.
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,17 @@ def main(argv: list[str] | None = None, spider: type[Spider] = BareSpider) -> in
             if name in settings
         },
     )
-    process = CrawlerProcess(settings)
+    # Logging as `feedcensus crawl` sets it up (crawler/cli/crawl.py: run_crawl, crawl_logging): the root
+    # logger's own level is INFO, so Scrapy's DEBUG messages for every response and item ("Crawled",
+    # "Scraped from") are never built. Scrapy's root handler would set the root logger to NOTSET and
+    # filter at the handler instead: each such record built, then dropped (paired 3,000-site runs: the
+    # bare spider 2.27 -> 2.20 ms of CPU a response; py-spy: 3 % of the shaped spider's samples).
+    process = CrawlerProcess(settings, install_root_handler=False)
+    handler = logging.StreamHandler()
+    handler.setLevel(settings["LOG_LEVEL"])
+    logging.root.addHandler(handler)
+    logging.root.setLevel(logging.INFO)
+    logging.getLogger("scrapy").setLevel(logging.NOTSET)  # Scrapy's logging config says DEBUG here
     crawler = process.create_crawler(spider)
     process.crawl(crawler, urls_file=str(args.urls_file))
     process.start()
