@@ -198,28 +198,46 @@ server and the worker take its core when they wake), and was idle 0.4 s; the bar
 0.01 s (96 switches), because its machine has a core to spare for the server. Pinning the reactor and
 the worker to a core each did not change that (1.9 s), nor did a lower priority for the worker. With py-spy `--gil`, 82 % of the reactor
 thread's samples hold no frame of the project at all (Scrapy, Twisted and asyncio for the same
-responses as the bare spider plus the census's items and requests), 18 % do. This run against the
-one before it (at 69ffdcd): at 10,000 sites ours 15,959 -> 18,267 responses a minute, the bare spider
-22,213 -> 26,654; at 1,000 sites ours 14,196 -> 14,828, bare 17,820 -> 20,592. Both ran faster, the
-bare spider more, so the ratios are lower (0.72x -> 0.69x and 0.79x -> 0.72x): between runs only the
-paired rounds inside one run compare.
+responses as the bare spider plus the census's items and requests), 18 % do.
 
-Where the 0.75x target stands: the census's own work is about a quarter of the crawling process's
-samples (py-spy, 3,000 sites), spread over some twenty functions of 1-3 % each (autodiscovery's
-middleware 7 %, the feed pipeline 6 %, the pool's pickling 3 %, the spider's parse 3 %, request building
-and the start 5 %); 0.75x needs about a sixth of the reactor's CPU per response gone. The two cores are
-nearly full besides: the crawl process and its worker use about 7 ms of CPU a response against the bare
-spider's 2.5, with the worker's core about 70 % busy, so moving work from the reactor to the worker only
-goes so far. More cores for the crawl itself is what `--frontier` gives (benchmark 6).
+An upper bound for the cheap cuts left, measured on 2026-11-24 (paired 3,000-site rounds, 4 each, a
+scratch tree): four of them at once, each cut to nothing rather than made cheaper (no robots.txt log
+middleware when robots.txt is off, no per-document time limit timer in the pool, no next-fetch
+schedule on the reactor, no network-safety check), took the crawl process from 3.05 to 2.98 ms of CPU
+a response (-2 %), and the rate ratio did not move beyond the rounds' noise (0.70x against 0.69x,
+medians). The same holds for unpickling the workers' answers: in a loop, a feed's answer takes 43 us
+to unpickle and a page's 19 us (a third of it looking up the classes by name again for every
+message), about 1 % of a response's reactor time; in the py-spy of a crawl the same calls take 2.4 %
+(cold caches), and halving them would not reach 0.75x.
 
-An upper bound for the cheap cuts left, measured on 2026-11-24 (paired 3,000-site rounds, 4 each, a scratch tree): four of them at once, each
-cut to nothing rather than made cheaper (no robots.txt log middleware when robots.txt is off, no
-per-document time limit timer in the pool, no next-fetch schedule on the reactor, no network-safety
-check), took the crawl process from 3.05 to 2.98 ms of CPU a response (-2 %), and the rate ratio did
-not move beyond the rounds' noise (0.70x against 0.69x, medians). The same holds for unpickling the
-workers' answers: in a loop, a feed's answer takes 43 us to unpickle and a page's 19 us (a third of it
-looking up the classes by name again for every message), about 1 % of a response's reactor time; in
-the py-spy of a crawl the same calls take 2.4 % (cold caches), and halving them would not reach 0.75x.
+Changes of 2026-11-24, evening: Scrapy's item machinery, and a fairer reference. Scrapy starts
+`CONCURRENT_ITEMS` asyncio tasks (and one more) for every response's output, however little it
+yields; the project now sets 1, not 8 (a census response yields at most one item that waits for
+anything). Paired 3,000-site crawls, 3 rounds: ours 3.51 -> 3.31 ms of crawl-process CPU a response,
+the bare spider, given the same setting, 2.62 -> 2.45; the ratio did not move (0.74x and 0.73x). And
+the bare and shaped spiders now log as `feedcensus crawl` does: with the root logger's own level at
+INFO, so that Scrapy's DEBUG messages for every response and item ("Crawled", "Scraped from") are
+never built. Scrapy's own set-up leaves the root logger at NOTSET and filters at its handler, so the
+references built and dropped a log record for every response and item, which ours never did
+(py-spy: 3 % of the shaped spider's samples; paired 3,000-site runs: the bare spider 2.27 -> 2.20 ms
+of CPU a response). This run is the first with both: the bare spider ran at 28,826 responses a minute
+at 10,000 sites (26,654 in the run before, at 31299c4) and ours at 18,416 (18,267), so ours / bare
+reads 0.64x against 0.69x, and at 1,000 sites 0.67x against 0.72x. The earlier ratios carried the
+references' logging.
+
+What 0.75x takes on this machine, from this run's 10,000-site rounds. 0.75x of the bare spider's
+28,826 responses a minute is 21,620, 360 a second. Ours spends 3.1-3.3 ms of the crawl process's CPU
+a response, nearly all on the reactor thread, which is never idle: that alone caps the rate at
+18,100-19,400 a minute (0.63-0.67x), and 0.75x needs the reactor's work cut to 2.78 ms a response,
+10-16 % less. The document worker spends 2.7-2.8 ms a response more and the loopback server 0.13-0.15:
+6.0-6.3 ms of CPU in all for each response, where two cores give 5.56 ms for each of 360 responses a
+second. So 0.75x is beyond this machine's two cores at today's CPU per response, however the work is
+split between the reactor and the worker, and would need both the reactor's share and the worker's
+cut (the worker's by 3-6 %, with no time lost waiting for a core, which the reactor now loses
+about 4 % of its time to). The census's own reactor work is a long tail (about a fifth of the
+reactor's samples, no function over 7 %; benchmark 8 and the paragraphs above), and the worker's is
+the per-feed path of benchmark 1, which runs at 0.22x fastfeedparser in Python over lxml. More cores
+for the crawl itself is what `--frontier` gives (benchmark 6).
 
 Found while building this benchmark (cProfile of a 1,000-site crawl) and since set in
 `crawler/settings.py`: Scrapy's `CONCURRENT_ITEMS` default of 100 starts 100 asyncio worker tasks for
