@@ -293,3 +293,23 @@ def test_a_local_file_is_read_up_to_the_limit_and_no_further(tmp_path: Path) -> 
     proc = run_cli("lint", "/dev/zero", timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == ["feedcensus lint: /dev/zero: larger than 33554432 bytes"]
+
+
+def test_a_redirect_to_another_scheme_is_refused_in_one_line() -> None:
+    """urllib follows a redirect to ftp://: lint reported the FTP host's failure ("Name or service not known")."""
+    target = "ftp://127.0.0.1:1/feed.xml"
+    with RawServer(f"HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\n\r\n".encode()) as server:
+        for command in ("lint", "discover"):
+            proc = run_cli(command, server.url, timeout=60)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+            assert proc.stderr.strip().splitlines() == [
+                f"feedcensus {command}: {server.url}: redirected to {target}: only http(s) URLs are followed"
+            ]
+
+
+def test_a_redirect_to_another_http_url_is_followed(site: WebServer) -> None:
+    feed = site.url_for("/feed.xml")
+    with RawServer(f"HTTP/1.1 301 Moved\r\nLocation: {feed}\r\nContent-Length: 0\r\n\r\n".encode()) as server:
+        proc = run_cli("lint", server.url, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"{server.url}: rss 2.0 well-formed, 1 items")  # the redirecting server sends no body

@@ -32,7 +32,7 @@ def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str, dict[st
     if source.startswith(("http://", "https://")):
         req = urllib.request.Request(source, headers={"User-Agent": "feedcensus-lint/0.1"})
         try:
-            with _time_limit(timeout), urllib.request.urlopen(req, timeout=timeout) as resp:
+            with _time_limit(timeout), _OPENER.open(req, timeout=timeout) as resp:
                 body = _read_limited(resp.read1, source)
                 if resp.length:  # the connection closed before the Content-Length it announced
                     raise fail(f"{source}: cut short: {resp.length} bytes of its Content-Length did not come")
@@ -53,6 +53,21 @@ def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str, dict[st
             return _read_limited(fh.read1, source), path.resolve().as_uri(), {}
     except OSError as exc:
         raise fail(f"{source}: {exc.strerror or exc}") from None
+
+
+class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect to an http(s) URL only: urllib's own follows one to ``ftp://`` too, which
+    ``lint`` then reported as the FTP host's failure ("Name or service not known")."""
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        if not newurl.lower().startswith(("http://", "https://")):  # urllib made it absolute already
+            raise fail(f"{req.full_url}: redirected to {newurl}: only http(s) URLs are followed")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_HttpRedirectsOnly)
 
 
 def _read_limited(read1: Callable[[int], bytes], source: str) -> bytes:
