@@ -181,7 +181,8 @@ def run_measured(
                     children = p.children(recursive=True)
                     if children:  # the wrapper alone, before exec or after the end, is not the crawler
                         rss = sum(c.memory_info().rss for c in children)
-                        samples.append((time.perf_counter() - start, rss / 2**20))
+                        if rss:  # 0: the crawler has ended and is not yet reaped (a zombie has no memory)
+                            samples.append((time.perf_counter() - start, rss / 2**20))
             except psutil.Error:
                 pass
 

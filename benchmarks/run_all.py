@@ -220,21 +220,23 @@ INFO, so that Scrapy's DEBUG messages for every response and item ("Crawled", "S
 never built. Scrapy's own set-up leaves the root logger at NOTSET and filters at its handler, so the
 references built and dropped a log record for every response and item, which ours never did
 (py-spy: 3 % of the shaped spider's samples; paired 3,000-site runs: the bare spider 2.27 -> 2.20 ms
-of CPU a response). This run is the first with both: the bare spider ran at 28,826 responses a minute
-at 10,000 sites (26,654 in the run before, at 31299c4) and ours at 18,416 (18,267), so ours / bare
-reads 0.64x against 0.69x, and at 1,000 sites 0.67x against 0.72x. The earlier ratios carried the
-references' logging.
+of CPU a response). This run is the first with both. Against the run at 0e65e98 a few minutes
+before it (`CONCURRENT_ITEMS` at 1, the references' logging as it was): the bare spider 26,800 ->
+28,826 responses a minute at 10,000 sites, ours 18,068 -> 18,416, ours / bare 0.68x -> 0.64x, and at
+1,000 sites 0.71x -> 0.67x. The paired runs credit the references' logging with about 3 % of the bare
+spider's CPU a response, about 0.02 of the ratio; the rest is the machine between runs: only the
+paired rounds inside one run compare.
 
 What 0.75x takes on this machine, from this run's 10,000-site rounds. 0.75x of the bare spider's
 28,826 responses a minute is 21,620, 360 a second. Ours spends 3.1-3.3 ms of the crawl process's CPU
-a response, nearly all on the reactor thread, which is never idle: that alone caps the rate at
+a response, and the crawl process was on a CPU for 98 % of its wall time: that alone caps the rate at
 18,100-19,400 a minute (0.63-0.67x), and 0.75x needs the reactor's work cut to 2.78 ms a response,
-10-16 % less. The document worker spends 2.7-2.8 ms a response more and the loopback server 0.13-0.15:
+10-16 % less, with a core to itself all the time. The document worker spends 2.7-2.8 ms a response more and the loopback server 0.13-0.15:
 6.0-6.3 ms of CPU in all for each response, where two cores give 5.56 ms for each of 360 responses a
 second. So 0.75x is beyond this machine's two cores at today's CPU per response, however the work is
 split between the reactor and the worker, and would need both the reactor's share and the worker's
-cut (the worker's by 3-6 %, with no time lost waiting for a core, which the reactor now loses
-about 4 % of its time to). The census's own reactor work is a long tail (about a fifth of the
+cut (the worker's by 3-7 %), with no time lost waiting for a core, where the reactor lost 3-5 % of
+its time to that in the 5,000-site measurement per thread above. The census's own reactor work is a long tail (about a fifth of the
 reactor's samples, no function over 7 %; benchmark 8 and the paragraphs above), and the worker's is
 the per-feed path of benchmark 1, which runs at 0.22x fastfeedparser in Python over lxml. More cores
 for the crawl itself is what `--frontier` gives (benchmark 6).

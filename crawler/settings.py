@@ -156,8 +156,9 @@ DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
 # --- Engine ---------------------------------------------------------------------------
 # Scrapy default: 100. Scrapy starts this many asyncio tasks for every response's output, however
 # little it yields (~30% of the crawl's CPU at 100; at 8, 0.2 ms a response more than at 1:
-# benchmarks/RESULTS.md). A census response yields at most one item that waits for anything (a
-# feed's, for its document worker), so items of one response have nothing to overlap.
+# benchmarks/RESULTS.md). A census response yields at most one item that waits for a document worker
+# (a feed's); what else waits is the dataset's back-pressure (ParquetPipeline: too many commits
+# queued), and a page's feed requests, yielded after its item, then wait with it, as they should.
 CONCURRENT_ITEMS = 1
 # Scrapy default: True. The check parses the callback's source with ast, and its cache is keyed
 # by the bound method, which dies at once, so it runs again and again (~2 ms each). Our callbacks
