@@ -536,8 +536,14 @@ def _memory_markdown(r: CrawlResult, memory_sizes: list[int]) -> str:
         a, b = by_n[memory_sizes[-2]], by_n[memory_sizes[-1]]
         growth = b.m.max_rss_mib / a.m.max_rss_mib - 1
         r.targets.append((f"peak RSS growth {a.sites:,} -> {b.sites:,} feeds < 25%", f"{growth:+.0%}", growth < 0.25))
+    reused = [f"{run.sites:,}" for run in r.memory_runs if any(run is done for done in r.runs)]
+    source = (
+        f"the {' and '.join(reused)}-feed runs are benchmark 2's fastest, reused"
+        if reused
+        else "each size run for this table alone"
+    )
     return (
-        "`feedcensus crawl` as in benchmark 2 (the 1,000 and 10,000 runs are reused from there), peak RSS from "
+        f"`feedcensus crawl` as in benchmark 2 ({source}), peak RSS from "
         "the kernel (`ru_maxrss` via `wait4`), RSS polled every 0.5 s for the in-run samples.\n\n" + mem + "\n"
     )
 
