@@ -536,6 +536,19 @@ def test_utf32_and_utf8_bom() -> None:
     assert (feed.well_formed, feed.encoding, feed.title) == (True, "utf-8", "café ☕")  # the BOM wins
 
 
+@pytest.mark.parametrize("marks", [2, 3])
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le", "utf-16-be"])
+def test_a_repeated_byte_order_mark_is_read_as_one(marks: int, encoding: str) -> None:
+    """An editor's BOM on a file that had one: the feed it is, not well-formed, and the error says why."""
+    mark = "\ufeff".encode(encoding)
+    feed = parse_feed(mark * marks + CAFE_RSS.encode(encoding))
+    assert (feed.format, feed.version, feed.title, feed.items[0].title) == ("rss", "2.0", "café ☕", "é")
+    assert feed.well_formed is False
+    assert feed.error is not None and f"{marks - 1} extra byte order mark" in feed.error
+    one = parse_feed(mark + CAFE_RSS.encode(encoding))
+    assert one.well_formed is True and one.error is None
+
+
 def test_declared_encoding() -> None:
     body = "<?xml version='1.0' encoding='iso-8859-1'?><rss><channel><title>café</title></channel></rss>".encode(
         "latin-1"

@@ -203,7 +203,7 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from pipelines.document.dates import FallbackBudget, ParsedDate, parse_date
-from pipelines.document.encoding import How, header_charset, is_wide, same_charset, xml_encoding
+from pipelines.document.encoding import How, byte_order_mark, header_charset, is_wide, same_charset, xml_encoding
 from pipelines.document.identity import item_hashes
 from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 from schemas.namespaces import ATOM_NS, RDF_NS, URI_TO_PREFIX, element_name
@@ -485,7 +485,34 @@ def _parse_xml(body: bytes, charset: str | None, notes: TreeNotes | None = None)
 
     With ``notes``, large CDATA sections may be lifted (the texts of the tree
     then need ``notes.restore``); the results are the same.
+
+    A byte order mark written twice or more (an editor or a template adding its own to a file that had
+    one) is read as one, as browsers and the sniffer do; the document is then not well-formed (the extra
+    marks are characters before the XML declaration), and the error says so.
     """
+    body, extra = _without_repeated_bom(body)
+    root, well_formed, error, encoding = _parse_xml_once(body, charset, notes)
+    if extra:
+        marks = "mark" if extra == 1 else "marks"
+        return root, False, error or f"{extra} extra byte order {marks} before the document", encoding
+    return root, well_formed, error, encoding
+
+
+def _without_repeated_bom(body: bytes) -> tuple[bytes, int]:
+    """``body`` with one byte order mark where it starts with the same mark repeated; how many were dropped."""
+    bom = byte_order_mark(body)
+    if bom is None or not body.startswith(bom[0], len(bom[0])):
+        return body, 0
+    mark = bom[0]
+    rest = body
+    extra = -1
+    while rest.startswith(mark):
+        rest = rest[len(mark) :]
+        extra += 1
+    return mark + rest, extra
+
+
+def _parse_xml_once(body: bytes, charset: str | None, notes: TreeNotes | None) -> _Parsed:
     doc_enc, how = xml_encoding(body)
     if notes is not None and _read_as_utf8(doc_enc, how, charset) and _lift_cdata(body, notes):
         root = _parse_lifted(notes)
