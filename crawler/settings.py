@@ -53,9 +53,19 @@ FEEDCENSUS_MAX_URL_LENGTH = 8192
 # Scrapy default: 2083. 0 disables Scrapy's UrlLengthMiddleware, which drops long links from
 # callbacks silently (no errback, so no fetch_log row); FEEDCENSUS_MAX_URL_LENGTH records them instead.
 URLLENGTH_LIMIT = 0
-# Scrapy default: True. Kept explicit: the network-safety middleware resolves a name through this
-# cache, so the address it checks is the one the download connects to (no DNS rebinding in between).
+# Scrapy default: True. Kept explicit: a lookup the network-safety middleware made early is reused by the
+# connection. Safety does not rest on it: the guard below judges every answer, cached or not.
 DNSCACHE_ENABLED = True
+# Scrapy default: scrapy.resolver.CachingThreadedResolver. The same resolver, judging every answer it gives
+# before the connection uses it (crawler/handlers/guard.py): the address checked is the address connected
+# to, whatever the cache holds, however the name is spelled (DNS rebinding, trailing dots).
+TWISTED_DNS_RESOLVER = "crawler.handlers.guard.GuardedResolver"
+# Scrapy default: HTTP11DownloadHandler for both. The same handler; a download whose address the guard
+# refused fails as `refused`, with the reason, and is not retried.
+DOWNLOAD_HANDLERS = {
+    "http": "crawler.handlers.guard.GuardedHTTPDownloadHandler",
+    "https": "crawler.handlers.guard.GuardedHTTPDownloadHandler",
+}
 # Scrapy default: 100 s. A <meta http-equiv=refresh> with a longer delay is not followed.
 METAREFRESH_MAXDELAY = 100
 # Scrapy default: 60 s. AutoThrottle never waits longer than this between requests to one site.
@@ -213,6 +223,9 @@ FEEDCENSUS_GUESS = False
 FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH = 5
 # Refuse URLs found in content that resolve to private, loopback or link-local addresses.
 FEEDCENSUS_ALLOW_PRIVATE_NETWORKS = False
+# Crawl through the proxy http_proxy/https_proxy name. Off: with the guard on, a proxy is refused in one line,
+# since the proxy resolves names itself and the guard cannot see the addresses they lead to.
+FEEDCENSUS_ALLOW_PROXY = False
 # Folder of the resumable state (--resume); empty: the crawl cannot be resumed.
 FEEDCENSUS_RESUME_DIR = ""
 # First retry waits this long (seconds), doubling each time; a Retry-After header replaces it.

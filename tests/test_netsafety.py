@@ -201,3 +201,74 @@ def test_classify_exception(exc: BaseException, outcome: str) -> None:
     assert got in FAILURE_OUTCOMES
     assert status is None
     assert error and "\n" not in error
+
+
+def test_host_key_is_one_spelling_per_host() -> None:
+    from crawler.fetch.netsafety import host_key
+
+    assert host_key("Example.ORG.") == host_key("example.org") == "example.org"
+    assert host_key("ex%61mple.org") == "example.org"
+    assert host_key("BÜCHER.de") == host_key("xn--bcher-kva.de") == "xn--bcher-kva.de"
+    assert host_key("[::1]") == "::1"
+    assert host_key("a..b\udcff") == "a..b\udcff"  # IDNA cannot encode it: kept, never raises
+
+
+def test_a_proxy_is_named_redacted_and_refused_unless_allowed() -> None:
+    from crawler.fetch.netsafety import proxy_hosts, proxy_refusal
+
+    proxies = {"http": "http://user:pa%40ss@Proxy.Corp:3128", "https": "10.0.0.5:8080", "ftp": "ftp://x:21"}
+    assert proxy_hosts(proxies) == {"proxy.corp", "10.0.0.5"}
+    line = proxy_refusal(proxies, allow_private=False, allow_proxy=False)
+    assert line is not None and "\n" not in line
+    assert "http_proxy=http://user:***@Proxy.Corp:3128" in line and "https_proxy=10.0.0.5:8080" in line
+    assert "pa%40ss" not in line and "ftp" not in line
+    assert proxy_refusal(proxies, allow_private=False, allow_proxy=True) is None
+    assert proxy_refusal(proxies, allow_private=True, allow_proxy=False) is None
+    assert proxy_refusal({"ftp": "ftp://x"}, allow_private=False, allow_proxy=False) is None
+    assert proxy_refusal({}, allow_private=False, allow_proxy=False) is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({}, None),
+        ({"DOWNLOAD_HANDLERS": {"https": "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"}}, "'http'"),
+        (
+            {"DOWNLOAD_HANDLERS": {"http": None, "https": "scrapy.core.downloader.handlers.http2.H2DownloadHandler"}},
+            "'https'",
+        ),
+        ({"DOWNLOAD_HANDLERS": {"http": "scrapy.core.downloader.handlers._httpx.HttpxDownloadHandler"}}, "httpx"),
+        ({"TWISTED_DNS_RESOLVER": "scrapy.resolver.CachingHostnameResolver"}, "TWISTED_DNS_RESOLVER"),
+        (
+            {
+                "TWISTED_DNS_RESOLVER": "scrapy.resolver.CachingHostnameResolver",
+                "FEEDCENSUS_ALLOW_PRIVATE_NETWORKS": True,
+            },
+            None,
+        ),
+        (
+            {
+                "DOWNLOAD_HANDLERS": {
+                    "http": "crawler.handlers.warc.WarcReplayHandler",
+                    "https": "crawler.handlers.warc.WarcReplayHandler",
+                },
+                "TWISTED_DNS_RESOLVER": "crawler.handlers.warc.ArchiveResolver",
+            },
+            None,
+        ),
+    ],
+)
+def test_settings_the_guard_would_not_hold_with_are_named(overrides: dict[str, object], words: str | None) -> None:
+    from scrapy.settings import Settings
+
+    import crawler.settings as project
+    from crawler.middlewares.netsafety import guard_problem
+
+    settings = Settings()
+    settings.setmodule(project, priority="project")
+    settings.update(overrides, priority="cmdline")
+    problem = guard_problem(settings, {})
+    if words is None:
+        assert problem is None
+    else:
+        assert problem is not None and words in problem and "\n" not in problem

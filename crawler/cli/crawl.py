@@ -707,9 +707,10 @@ def run_crawl(
 
 
 def crawl_failure(exc: BaseException, errors: EngineErrors | None) -> Exception:
+    from crawler.middlewares.netsafety import NetworkGuardError
     from pipelines.writer import DatasetError
 
-    if isinstance(exc, DatasetError):
+    if isinstance(exc, DatasetError | NetworkGuardError):
         return fail(str(exc))
     # An error the engine logged comes first: what the crawl then fails with may be its consequence.
     real = errors.engine if errors is not None and errors.engine is not None else exc

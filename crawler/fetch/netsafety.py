@@ -14,9 +14,14 @@ host is not one named in the inputs is refused when the host
   routable: loopback, private, link-local (``169.254.169.254``), shared
   (``100.64.0.0/10``), reserved, multicast, unspecified; IPv6 addresses that embed an
   IPv4 address (mapped, 6to4, NAT64, Teredo) are judged by the embedded one, or
-* resolves to such an address (:func:`addresses_reason`; the resolving is done by
-  the Scrapy middleware, without blocking, through the crawl's own DNS cache, so
-  the address checked is the address connected to).
+* resolves to such an address (:func:`addresses_reason`). The crawl judges every
+  answer where the connection gets its address (``crawler.handlers.guard``: the
+  reactor's resolver), so the address checked is the address connected to, whatever
+  the DNS cache holds and however the name is spelled.
+
+A proxy resolves the names it is asked for itself, out of the guard's sight:
+:func:`proxy_refusal` says so, and the crawl refuses to start with one configured
+unless the user allows it.
 
 Nothing here does I/O and nothing raises on bad input.
 """
@@ -26,7 +31,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from urllib.parse import unquote, urlsplit
 
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, Refusal, check_url
@@ -43,6 +48,8 @@ __all__ = [
     "needs_resolution",
     "normalise_host",
     "private_reason",
+    "proxy_hosts",
+    "proxy_refusal",
 ]
 
 #: Names of cloud metadata services (their addresses are link-local or private anyway).
@@ -70,6 +77,18 @@ def normalise_host(host: str) -> str:
     if "%" in h and not h.startswith("["):
         h = unquote(h, errors="replace")
     return h.strip("[]").lower().rstrip(".")
+
+
+def host_key(host: str) -> str:
+    """``host`` as the guard compares names: :func:`normalise_host`, then IDNA's ASCII form (``bücher.de``
+    and ``xn--bcher-kva.de`` are one host); a name IDNA cannot encode is kept as it is."""
+    h = normalise_host(host)
+    if h.isascii():
+        return h
+    try:
+        return h.encode("idna").decode("ascii")
+    except UnicodeError:
+        return h
 
 
 def host_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -197,3 +216,48 @@ def needs_resolution(url: str, *, trusted_hosts: Collection[str] = (), allow_pri
     if h in trusted_hosts or host_address(h) is not None:
         return None
     return h
+
+
+#: The schemes the crawl fetches, whose proxies (``http_proxy``, ``https_proxy``) it would use.
+_PROXIED = ("http", "https")
+
+
+def proxy_hosts(proxies: Mapping[str, str]) -> frozenset[str]:
+    """The hosts of the proxies the crawl would send its ``http``/``https`` requests to (``host_key`` form)."""
+    hosts = set()
+    for scheme in _PROXIED:
+        url = proxies.get(scheme)
+        if not url:
+            continue
+        try:
+            host = urlsplit(url if "//" in url else f"http://{url}").hostname
+        except ValueError:
+            continue
+        if host:
+            hosts.add(host_key(host))
+    return frozenset(hosts)
+
+
+def proxy_refusal(proxies: Mapping[str, str], *, allow_private: bool, allow_proxy: bool) -> str | None:
+    """One line refusing a configured proxy while the guard is on; None when there is none or it is allowed.
+
+    ``proxies``: scheme -> proxy URL, as ``urllib.request.getproxies()`` reads them from the environment.
+    A proxy resolves the names it is asked for itself, so the guard sees the proxy's address and never the
+    address a name found in content leads to.
+    """
+    if allow_private or allow_proxy:
+        return None
+    named = [f"{scheme}_proxy={proxies[scheme]}" for scheme in _PROXIED if proxies.get(scheme)]
+    if not named:
+        return None
+    shown = ", ".join(redacted_proxy(n) for n in named)
+    return (
+        f"a proxy is configured ({shown}): the proxy resolves the names the crawl asks for, so the network "
+        "guard cannot see the addresses they lead to; unset it, or allow it with -s FEEDCENSUS_ALLOW_PROXY=true "
+        "(names are then still checked, their addresses are not)"
+    )
+
+
+def redacted_proxy(text: str) -> str:
+    """A proxy setting with any password in its URL replaced by ``***``."""
+    return re.sub(r"(//[^:/@\s]*:)[^@/\s]*@", r"\1***@", text)

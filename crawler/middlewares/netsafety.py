@@ -5,24 +5,92 @@ non-http(s) schemes, over-long URLs, and URLs found in fetched content that
 point at (or resolve to) loopback, private, link-local or cloud-metadata
 addresses, unless their host is one the user named in the inputs. The
 decisions are ``crawler.fetch.netsafety``'s, which is pure.
+
+This check comes early (before robots.txt is asked for), so most refusals cost no
+connection. The check that holds whatever DNS answers next is made at connect time
+by the reactor's resolver (``crawler.handlers.guard``): this middleware gives it the
+crawl's policy when the spider opens, and refuses to build (one line) where that
+guard would not hold: another resolver or download handler for http(s), or a proxy
+the user did not allow.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.request import getproxies
 
+from scrapy import signals
 from scrapy.exceptions import CannotResolveHostError
+from scrapy.utils.misc import load_object
 from twisted.internet import error as tx_error
 
-from crawler.fetch.netsafety import DEFAULT_MAX_URL_LENGTH, addresses_reason, check_request_url, needs_resolution
+from crawler.fetch.netsafety import (
+    DEFAULT_MAX_URL_LENGTH,
+    addresses_reason,
+    check_request_url,
+    needs_resolution,
+    proxy_hosts,
+    proxy_refusal,
+)
+from crawler.handlers.guard import GuardedHTTPDownloadHandler, GuardedResolver, GuardPolicy, installed_guard
 from crawler.outcomes import RefusedRequest
-from crawler.spiders.census import CensusSpider
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Self
 
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+#: Scrapy's download handlers that reach the network without the reactor's resolver, or with an unguarded one.
+_UNGUARDED_HANDLERS = (
+    "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
+    "scrapy.core.downloader.handlers.http2.H2DownloadHandler",
+    "scrapy.core.downloader.handlers._httpx.HttpxDownloadHandler",
+    "scrapy.core.downloader.handlers._aiohttp.AiohttpDownloadHandler",
+)
+
+
+class NetworkGuardError(Exception):
+    """The crawl is set up so that the network guard cannot hold; the message says how, on one line."""
+
+
+def guard_problem(settings: BaseSettings, proxies: dict[str, str]) -> str | None:
+    """Why the network guard would not hold with these settings and ``proxies``; None when it holds.
+
+    Checked once, when the middleware is built, so ``scrapy crawl`` and scrapyd refuse as ``feedcensus crawl`` does.
+    """
+    allow_private = settings.getbool("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS")
+    if allow_private:
+        return None
+    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+    for scheme in ("http", "https"):
+        path = handlers.get(scheme)
+        if path is None:  # the scheme is off: nothing is fetched with it
+            continue
+        name = path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}"
+        if name in _UNGUARDED_HANDLERS:  # told by name: the handler's own imports may be missing (h2, httpx)
+            return (
+                f"DOWNLOAD_HANDLERS[{scheme!r}] is {name}, which connects without the network guard; "
+                f"use crawler.handlers.guard.GuardedHTTPDownloadHandler, or --allow-private-networks"
+            )
+        handler = load_object(path) if isinstance(path, str) else path
+        if isinstance(handler, type) and issubclass(handler, GuardedHTTPDownloadHandler):
+            resolver = load_object(settings["TWISTED_DNS_RESOLVER"])
+            if not (isinstance(resolver, type) and issubclass(resolver, GuardedResolver)):
+                return (
+                    f"TWISTED_DNS_RESOLVER is {settings['TWISTED_DNS_RESOLVER']}, which does not judge the addresses "
+                    "it gives; use crawler.handlers.guard.GuardedResolver, or --allow-private-networks"
+                )
+    return proxy_refusal(proxies, allow_private=False, allow_proxy=settings.getbool("FEEDCENSUS_ALLOW_PROXY"))
+
+
+def used_proxies(settings: BaseSettings) -> dict[str, str]:
+    """The proxies Scrapy's HttpProxyMiddleware would take from the environment (none when it is off)."""
+    if not settings.getbool("HTTPPROXY_ENABLED"):
+        return {}
+    return {k: v for k, v in getproxies().items() if k in ("http", "https")}
 
 
 class NetworkSafetyMiddleware:
@@ -31,8 +99,8 @@ class NetworkSafetyMiddleware:
     A refused request fails with :class:`RefusedRequest` before any connection
     is made, so the spider's errback records it (``refused``,
     ``unsupported_scheme`` or ``invalid_url``). A name that is not an input host
-    is resolved through the reactor's resolver (Scrapy's caching resolver, so
-    the address checked is the one the download then connects to).
+    is resolved through the reactor's resolver; the guard there judges the
+    answer the connection then uses, however long after.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -40,14 +108,37 @@ class NetworkSafetyMiddleware:
         self.crawler = crawler
         self.allow_private = settings.getbool("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS")
         self.max_length = settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
+        proxies = used_proxies(settings)
+        problem = guard_problem(settings, proxies)
+        if problem is not None:
+            raise NetworkGuardError(problem)
+        self.proxy_hosts = proxy_hosts(proxies)  # allowed: the user named them, as inputs name hosts
+        self.guarded = self._uses_guard(settings)
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+
+    @staticmethod
+    def _uses_guard(settings: BaseSettings) -> bool:
+        resolver = load_object(settings["TWISTED_DNS_RESOLVER"])
+        return isinstance(resolver, type) and issubclass(resolver, GuardedResolver)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def trusted_hosts(self) -> Collection[str]:
+        return getattr(self.crawler.spider, "input_hosts", None) or ()
+
+    def spider_opened(self) -> None:
+        """Give the reactor's guard this crawl's policy (the reactor runs by now: its resolver is installed)."""
+        if not self.guarded:
+            return
+        guard = installed_guard()
+        if guard is None:
+            raise NetworkGuardError("the reactor's resolver is not the network guard: no request can be judged")
+        guard.policy = GuardPolicy(allow_private=self.allow_private, trusted=self.trusted_hosts, extra=self.proxy_hosts)
+
     async def process_request(self, request: Request) -> None:
-        spider = self.crawler.spider
-        trusted = spider.input_hosts if isinstance(spider, CensusSpider) else set()
+        trusted = self.trusted_hosts()
         refusal = check_request_url(
             request.url, trusted_hosts=trusted, allow_private=self.allow_private, max_length=self.max_length
         )
@@ -67,7 +158,12 @@ class NetworkSafetyMiddleware:
             tx_error.TimeoutError,
             OSError,
         ) as exc:  # the download would fail the same way; say so once
-            raise CannotResolveHostError(f"DNS lookup failed for {name}: {type(exc).__name__}") from None
+            guard = installed_guard()
+            why = guard.refusal(name) if guard is not None else None
+            if why is not None:
+                self.crawler.stats.inc_value("netsafety/refused")
+                raise RefusedRequest(why) from None
+            raise CannotResolveHostError(f"{name}: {type(exc).__name__}") from None
         why = addresses_reason(name, [address])
         if why:
             self.crawler.stats.inc_value("netsafety/refused")

@@ -1,0 +1,163 @@
+"""The network guard at connect time: the address judged is the address connected to.
+
+A check made before the download (``crawler.middlewares.netsafety``) looks a name
+up, and the download then looks it up again when it connects. The two answers
+agree only while the same DNS cache entry is there: a name that answers a public
+address first and ``127.0.0.1`` next (DNS rebinding), a spelling the check reads
+one way and the connection another (a trailing dot), the cache turned off or an
+entry evicted between the two, and the connection reaches what the check refused.
+
+So the guard sits where the connection gets its address:
+
+* :class:`GuardedResolver` is the reactor's resolver (``TWISTED_DNS_RESOLVER``).
+  Every answer it gives, from its cache or from a lookup, is judged by
+  :func:`crawler.fetch.netsafety.addresses_reason` before anything can connect to
+  it. An answer that is not globally routable, for a name the inputs did not name,
+  fails the lookup; the refusal and its reason are kept by name.
+* :class:`GuardedHTTPDownloadHandler` is Scrapy's HTTP/1.1 handler for ``http`` and
+  ``https``; a download whose lookup the guard refused fails with
+  :class:`~crawler.outcomes.RefusedRequest` and that reason (Twisted's connection
+  code reports any failed lookup as "no results", so the reason is looked up by name),
+  so the request is not retried and its row says ``refused`` and why.
+
+Which names are trusted (the input hosts) and whether private networks are allowed
+is the crawl's :class:`GuardPolicy`, given to the resolver by the network-safety
+middleware when the crawl starts. Until then every name is judged untrusted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.exceptions import CannotResolveHostError
+from scrapy.resolver import CachingThreadedResolver
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.error import DNSLookupError
+
+from crawler.fetch.netsafety import addresses_reason, host_key
+from crawler.outcomes import RefusedRequest
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Self
+
+    from scrapy import Request
+    from scrapy.http import Response
+    from twisted.internet.base import ReactorBase
+    from twisted.internet.defer import Deferred
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["GuardPolicy", "GuardedHTTPDownloadHandler", "GuardedResolver", "installed_guard"]
+
+#: How many refusals are kept by name for the download handler to tell why (oldest dropped first).
+_REFUSALS_KEPT = 10_000
+
+
+def _no_hosts() -> Collection[str]:
+    return ()
+
+
+@dataclass
+class GuardPolicy:
+    """What the guard lets through: the hosts named in the inputs, or everything (``allow_private``).
+
+    ``trusted`` is called on every judged answer (the spider's input hosts change once, when
+    its inputs are read); ``extra`` are hosts trusted besides them (an allowed proxy's).
+    """
+
+    allow_private: bool = False
+    trusted: Callable[[], Collection[str]] = _no_hosts
+    extra: frozenset[str] = frozenset()
+    _seen: tuple[int, int] = field(default=(0, -1), repr=False)
+    _keys: frozenset[str] = field(default=frozenset(), repr=False)
+
+    def trusts(self, name: str) -> bool:
+        if self.allow_private:
+            return True
+        key = host_key(name)
+        return key in self.extra or key in self._trusted_keys()
+
+    def _trusted_keys(self) -> frozenset[str]:
+        hosts = self.trusted()
+        seen = (id(hosts), len(hosts))
+        if seen != self._seen:  # normalised once per change of the set, not once per lookup
+            self._keys = frozenset(host_key(h) for h in hosts)
+            self._seen = seen
+        return self._keys
+
+
+class GuardRefused(DNSLookupError):
+    """A lookup the guard refused: the name resolved to an address the crawl must not reach."""
+
+
+class GuardedResolver(CachingThreadedResolver):
+    """Scrapy's caching resolver, judging every answer it gives before anything connects to it."""
+
+    def __init__(self, reactor: ReactorBase, cache_size: int, timeout: float, *, allow_private: bool) -> None:
+        super().__init__(reactor, cache_size, timeout)
+        self.policy = GuardPolicy(allow_private=allow_private)
+        self._refusals: OrderedDict[str, str] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, reactor: ReactorBase) -> Self:
+        # Scrapy passes its CrawlerProcess here: the resolver is the reactor's, made before any crawler.
+        settings = crawler.settings
+        cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
+        return cls(
+            reactor,
+            cache_size,
+            settings.getfloat("DNS_TIMEOUT"),
+            allow_private=settings.getbool("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS"),
+        )
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:  # Twisted's name
+        return super().getHostByName(name, timeout).addCallback(self._judge, name)
+
+    def _judge(self, address: str, name: str) -> str:
+        if self.policy.trusts(name):
+            return address
+        why = addresses_reason(name, [address])
+        if why is None:
+            if self._refusals:  # a name that rebinds back to a public address is no longer refused
+                self._refusals.pop(host_key(name), None)
+            return address
+        reason = f"refused: {why} (found in content; --allow-private-networks allows it)"
+        key = host_key(name)
+        self._refusals[key] = reason
+        self._refusals.move_to_end(key)
+        while len(self._refusals) > _REFUSALS_KEPT:
+            self._refusals.popitem(last=False)
+        raise GuardRefused(reason)
+
+    def refusal(self, host: str) -> str | None:
+        """Why the guard last refused ``host``'s address, or None if it never did."""
+        return self._refusals.get(host_key(host))
+
+
+def installed_guard() -> GuardedResolver | None:
+    """The reactor's resolver when it is the guard; None when another resolver is installed."""
+    from twisted.internet import reactor
+
+    resolver = getattr(reactor, "resolver", None)
+    return resolver if isinstance(resolver, GuardedResolver) else None
+
+
+class GuardedHTTPDownloadHandler(HTTP11DownloadHandler):
+    """Scrapy's HTTP/1.1 download handler; a download whose address the guard refused fails as refused."""
+
+    async def download_request(self, request: Request) -> Response:
+        try:
+            return await super().download_request(request)
+        except (CannotResolveHostError, DNSLookupError):
+            guard = installed_guard()
+            host = urlparse_cached(request).hostname or ""
+            reason = guard.refusal(host) if guard is not None else None
+            if reason is None:
+                raise
+            raise RefusedRequest(reason) from None
