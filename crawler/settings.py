@@ -128,6 +128,11 @@ EXTENSIONS_BASE = {
 EXTENSIONS = {
     # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
     "scrapy.extensions.telnet.TelnetConsole": None,
+    # Scrapy default: AutoThrottle, lowering a host's delay only on 200s. The same, lowering it on 304 and
+    # 206 answers too (crawler/extensions/throttle.py): a re-crawl of unchanged feeds is not held at the
+    # start delay. Still switched by AUTOTHROTTLE_ENABLED.
+    "scrapy.extensions.throttle.AutoThrottle": None,
+    "crawler.extensions.throttle.AdaptiveThrottle": 0,
     # The run's dataset: the one writer every row goes through, commits on a background thread,
     # and the resume state (what an interrupted run of the job already wrote). Built first.
     "pipelines.writer.Dataset": 100,
