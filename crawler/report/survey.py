@@ -514,7 +514,9 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
         f"{profile_clean} ({pct(profile_clean, n)}%) fail no error-severity rule of the profile itself "
         "(source = profile; rss2 and namespace rules are the RSS 2.0 and namespace checks the W3C Feed Validator "
         "also makes; rss1 rules, with sections of the RSS 1.0 specification, are checked on RSS 1.0 feeds, "
-        "format rdf, only; see docs/conformance.md)."
+        "format rdf, only; see docs/conformance.md).",
+        f"{sum(1 for r in rows if not r['feeds'])} of the {len(rows)} rules fail on no {fmt} feed "
+        "(listed in the table, left out of the chart).",
     ]
     if fmt == "rdf":
         notes.append(
@@ -541,7 +543,7 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
         intro=f"Share of the {n} {fmt} feeds failing each rule at least once (every rule listed, also those no feed "
         "fails). error = a must of the profile or the RSS 2.0 (rss1 rules: 1.0) specification; warning = a should.",
         notes=tuple(notes),
-        chart=Chart("rule", "pct_feeds"),
+        chart=Chart("rule", "pct_feeds", zero_rows="rules no feed fails", zero_row="rule no feed fails"),
     )
 
 
