@@ -1750,3 +1750,23 @@ def _reactor() -> Any:
     from twisted.internet import reactor
 
     return reactor
+
+
+def frontier_jobs(url: str) -> list[FrontierStatus]:
+    """The status of every job on the frontier at ``url``, by job id (``feedcensus status`` without ``--job``).
+
+    A job is found by its ``meta`` hash (``<prefix><job>:meta``: every job has one from its start until its
+    keys expire), scanned with SCAN, which does not hold the server up as KEYS would."""
+    probe = Frontier.connect(url, "-")
+    try:
+        head = probe.prefix.removesuffix("-:")
+
+        def scan() -> set[str]:
+            keys = probe.redis.scan_iter(match=f"{head}*:meta", count=1000)
+            return {key[len(head) : -len(":meta")] for key in keys if probe.redis.type(key) == "hash"}
+
+        jobs = sorted(job for job in probe._call("list the jobs", scan) if job)
+        found = [Frontier(probe.redis, url, job).status() for job in jobs]
+    finally:
+        probe.close()
+    return [status for status in found if status.exists]

@@ -254,7 +254,12 @@ LINKS: tuple[Field, ...] = (
     _f("position", pa.int32(), "Order of the feed link on the page, from 0.", nullable=False),
     _f("in_head", pa.bool_(), "Whether the link is in the document head.", nullable=False),
     _f("conforms_rss", pa.bool_(), "Meets every MUST of the RSS Board autodiscovery spec.", nullable=False),
-    _f("conforms_atom", pa.bool_(), "Meets every MUST of the Atom autodiscovery draft.", nullable=False),
+    _f(
+        "conforms_atom",
+        pa.bool_(),
+        "Meets every MUST of the Atom autodiscovery draft (false for an RSS or RDF link, which the draft does not judge).",
+        nullable=False,
+    ),
     _f("reasons", STRINGS, "Ids of the rules the link fails.", nullable=False),
     _f("followed", pa.bool_(), "Whether the crawl requested the href.", nullable=False),
 )

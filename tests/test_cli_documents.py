@@ -197,6 +197,51 @@ def test_discover_local_file_with_base_url_matches_the_http_page(docs: dict[str,
     assert "relative" not in human and site.url_for("/feed.xml") in human
 
 
+def test_discover_names_each_reasons_spec_and_the_links_it_leaves_out(tmp_path: Path) -> None:
+    """A text/xml alternate link was left out without a word, and every good RSS link said atom-type-not-atom."""
+    page = tmp_path / "page.html"
+    page.write_bytes(
+        b"<!DOCTYPE html><html><head><title>p</title>"
+        b'<link rel="alternate" type="application/rss+xml" href="http://a.example/feed.xml">'
+        b'<link rel="Alternate" type="application/rss+xml" href="http://a.example/other.xml">'
+        b'<link rel="alternate" type="text/xml" href="http://a.example/feed.rss">'
+        b'<link rel="alternate" type="application/rss+xml" href="ftp://a.example/f.xml">'
+        b"</head><body><p>x</p></body></html>"
+    )
+    proc = run_cli("discover", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert "atom-type-not-atom" not in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"{page}: 3 feed link(s)"
+    assert lines[1] == "  0. http://a.example/feed.xml [application/rss+xml] rss=ok atom=n/a"
+    assert lines[2] == (
+        "  1. http://a.example/other.xml [application/rss+xml] rss=no atom=n/a RSS Autodiscovery: rss-rel-not-lowercase"
+    )
+    assert lines[3] == (
+        "  2. ftp://a.example/f.xml [application/rss+xml] rss=ok atom=n/a crawler policy: href-unsupported-scheme "
+        "(not followed)"
+    )
+    assert lines[4] == "  1 link(s) left out, not followed:"
+    assert lines[5].startswith(
+        "  - http://a.example/feed.rss [text/xml] rel='alternate': type-generic-xml (text/xml or"
+    )
+
+    data = json.loads(run_cli("discover", "--json", str(page)).stdout)
+    assert [link["reason_specs"] for link in data["links"]] == [
+        {},
+        {"rss-rel-not-lowercase": "rss"},
+        {"href-unsupported-scheme": "crawler"},
+    ]
+    assert [link["followed"] for link in data["links"]] == [True, True, False]
+    [left_out] = data["left_out"]
+    assert (left_out["href"], left_out["type"], left_out["reason"], left_out["spec"]) == (
+        "http://a.example/feed.rss",
+        "text/xml",
+        "type-generic-xml",
+        "both",
+    )
+
+
 def test_discover_help_describes_every_option() -> None:
     proc = run_cli("discover", "--help")
     assert proc.returncode == 0

@@ -69,7 +69,7 @@ def test_golden_body_link_followed_with_follow_body() -> None:
     assert discover(body, "https://example.com/") == with_body  # body links are followed by default
     assert [link.followable for link in without] == [True, True, True, False]
     assert [link.followable for link in with_body] == [True, True, True, True]
-    assert with_body[3].reasons == ("not-in-head", "atom-type-not-atom")
+    assert with_body[3].reasons == ("not-in-head",)
 
 
 # ---------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_rel_variations_judged_by_rss_board(rel_attr: str, rel: str, rss_reasons
     link = only(page(f'<link {rel_attr} type="application/rss+xml" href="/feed">'))
     assert link.rel == rel
     assert link.conforms_rss is (not rss_reasons)
-    assert link.reasons == (*rss_reasons, "atom-type-not-atom")
+    assert link.reasons == rss_reasons
     assert link.conforms_atom is False
 
 
@@ -163,7 +163,7 @@ def test_atom_7_2_type_variations(type_attr: str, media: str) -> None:
 )
 def test_rss_board_type_must_be_lowercase_rss(type_attr: str, reasons: tuple[str, ...]) -> None:
     link = only(page(f'<link rel="alternate" {type_attr} href="/feed">'))
-    assert link.reasons == (*reasons, "atom-type-not-atom")
+    assert link.reasons == reasons
     assert link.conforms_rss is (not reasons)
     assert link.conforms_atom is False
 
@@ -171,7 +171,7 @@ def test_rss_board_type_must_be_lowercase_rss(type_attr: str, reasons: tuple[str
 def test_rdf_type_is_a_feed_of_its_own_kind() -> None:
     link = only(page('<link rel="alternate" type="application/rdf+xml" href="/index.rdf">'))
     assert link.feed_type == "rdf"
-    assert link.reasons == ("rss-type-not-rss", "atom-type-not-atom")
+    assert link.reasons == ("rss-type-not-rss",)
     assert link.followable is True
 
 
@@ -270,7 +270,7 @@ def test_must_link_in_head() -> None:
     assert head.in_head is True and head.conforms_rss is True and "not-in-head" not in head.reasons
     assert body.in_head is False
     assert body.conforms_rss is False and body.conforms_atom is False
-    assert body.reasons == ("not-in-head", "atom-type-not-atom")
+    assert body.reasons == ("not-in-head",)
     assert body.followable is True  # followed by default, still recorded as not in the head
     assert (
         only(page(body='<link rel="alternate" type="application/rss+xml" href="/feed">'), follow_body=False).followable
@@ -304,7 +304,7 @@ def test_each_link_must_identify_a_different_feed() -> None:
         PAGE,
     )
     assert [(link.title, link.position) for link in links] == [("one", 0), ("three", 1)]
-    assert links[0].reasons == ("rss-duplicate-feed", "atom-type-not-atom")
+    assert links[0].reasons == ("rss-duplicate-feed",)
     assert links[0].conforms_rss is False
     distinct = discover(page('<link rel="alternate" type="application/rss+xml" href="/feed">'), PAGE)
     assert distinct[0].conforms_rss is True
@@ -458,7 +458,7 @@ def test_whitespace_around_and_inside_href() -> None:
     link = only(page('<link rel="alternate" type="application/rss+xml" href="  /fe\ned.xml \t">'))
     assert link.href_raw == "  /fe\ned.xml \t"
     assert link.href == "http://www.example.com/feed.xml"
-    assert link.reasons == ("href-not-uri", "atom-type-not-atom")  # a newline is not a URI character
+    assert link.reasons == ("href-not-uri",)  # a newline is not a URI character
     assert link.followable is True
 
 
@@ -475,7 +475,7 @@ def test_very_long_href() -> None:
     link = only(page(f'<link rel="alternate" type="application/rss+xml" href="{long_path}">'))
     assert time.perf_counter() - start < 2
     assert link.href == "http://www.example.com" + long_path
-    assert link.reasons == ("atom-type-not-atom", "href-too-long")
+    assert link.reasons == ("href-too-long",)
     assert link.followable is False
     dots = "/" + "../" * 50_000 + "x/./y"
     assert (
@@ -491,7 +491,7 @@ def test_url_limit_is_the_crawls_setting() -> None:
     href = "http://www.example.com/" + "f" * 40
     body = page(f'<link rel="alternate" type="application/rss+xml" href="{href}">')
     short = only(body, max_url_length=len(href) - 1)
-    assert short.reasons == ("atom-type-not-atom", "href-too-long") and short.followable is False
+    assert short.reasons == ("href-too-long",) and short.followable is False
     assert check_url(href, len(href) - 1) is not None  # the request check refuses it too
     assert only(body, max_url_length=len(href)).followable is True
     assert only(body, max_url_length=0).followable is True  # 0: no limit, as for requests
@@ -522,7 +522,7 @@ def test_middleware_reads_the_url_limit_once() -> None:
 def test_relative_href_without_any_base() -> None:
     link = only(page('<link rel="alternate" type="application/rss+xml" href="feed">'), "")
     assert link.href is None
-    assert link.reasons == ("atom-type-not-atom", "href-relative-without-base")
+    assert link.reasons == ("href-relative-without-base",)
     assert link.conforms_rss is True and link.followable is False
     absolute = only(page('<link rel="alternate" type="application/rss+xml" href="https://x.example/f">'), "not a url")
     assert absolute.href == "https://x.example/f" and absolute.followable is True
@@ -535,7 +535,7 @@ def test_relative_href_without_any_base() -> None:
 def test_uppercase_unquoted_link() -> None:
     link = only(b"<HTML><HEAD><LINK REL=ALTERNATE TYPE=APPLICATION/RSS+XML HREF=/feed></HEAD><BODY></BODY></HTML>")
     assert (link.rel, link.type, link.href) == ("ALTERNATE", "APPLICATION/RSS+XML", "http://www.example.com/feed")
-    assert link.reasons == ("rss-rel-not-lowercase", "rss-type-not-lowercase", "atom-type-not-atom")
+    assert link.reasons == ("rss-rel-not-lowercase", "rss-type-not-lowercase")
     assert link.conforms_atom is False and link.conforms_rss is False
     assert link.in_head is True
 
@@ -914,3 +914,73 @@ def test_a_port_no_request_can_be_made_for_is_refused_as_an_invalid_url(url: str
 )
 def test_a_port_a_request_can_be_made_for_passes(url: str) -> None:
     assert check_url(url) is None
+
+
+# ---------------------------------------------------------------------------
+# Which spec each reason belongs to, and the links left out
+
+
+def test_every_reason_names_its_spec() -> None:
+    from crawler.fetch.discovery import LEFT_OUT, REASON_SPECS, SPECS
+
+    assert set(REASON_SPECS) == set(RULES) and set(REASON_SPECS.values()) <= set(SPECS)
+    assert {spec for spec, _ in LEFT_OUT.values()} <= set(SPECS)
+    assert REASON_SPECS["not-in-head"] == "both"  # RSS Board: within the head; Atom draft 3.1: MUST NOT in <body>
+    assert REASON_SPECS["href-missing"] == "both"
+    assert {REASON_SPECS[r] for r in RULES if r.startswith("rss-")} == {"rss"}
+    assert REASON_SPECS["href-too-long"] == REASON_SPECS["href-unsupported-scheme"] == "crawler"
+    # Every reason's text names the spec it belongs to, or says it is the crawler's own.
+    for rule, spec in REASON_SPECS.items():
+        text = RULES[rule]
+        if spec == "crawler":
+            assert text.startswith("Crawler policy"), rule
+        else:
+            assert ("RSS Board" in text) is (spec in ("rss", "both")), rule
+            assert ("Atom draft" in text) is (spec == "both"), rule
+
+
+def test_a_good_rss_link_carries_no_atom_draft_noise() -> None:
+    """It was tagged atom-type-not-atom: true of the Atom draft, which judges only Atom links, noise on an RSS one."""
+    rss = only(page('<link rel="alternate" type="application/rss+xml" href="/feed">'))
+    assert rss.reasons == () and rss.conforms_rss is True
+    assert rss.conforms_atom is False  # an RSS link is no Atom autodiscovery element
+    rdf = only(page('<link rel="alternate" type="application/rdf+xml" href="/index.rdf">'))
+    assert rdf.reasons == ("rss-type-not-rss",) and rdf.conforms_atom is False
+    atom = only(page('<link rel="alternate" type="application/atom+xml" href="/atom">'))
+    assert atom.conforms_atom is True and atom.reasons == ("rss-type-not-rss",)
+
+
+def test_links_that_look_like_feed_links_but_are_none_are_listed_with_why() -> None:
+    from crawler.fetch.discovery import discover_page
+
+    markup = page(
+        '<link rel="alternate" type="text/xml" href="/feed.xml" title="RSS">'
+        '<link rel="alternate" type="application/feed+json" href="/feed.json">'
+        '<link rel="alternate" type="application/x-rss+xml" href="/x.rss">'
+        '<link rel="alternate" href="/comments/feed/">'
+        '<link rel="feed" type="application/atom+xml" href="/atom">'
+        '<link rel="alternate" type="application/rss+xml" href="/rss">'
+        # Not reported: a translation, oEmbed, WordPress's JSON API, an Atom link that is a feed link.
+        '<link rel="alternate" hreflang="de" href="/de/">'
+        '<link rel="alternate" type="text/xml+oembed" href="/oembed?format=xml">'
+        '<link rel="alternate" type="application/json" href="/wp-json/wp/v2/pages/2">'
+    )
+    found = discover_page(markup, PAGE)
+    assert [link.href for link in found.links] == ["http://www.example.com/rss"]
+    assert found.links == discover(markup, PAGE)
+    assert [(o.href, o.reason) for o in found.left_out] == [
+        ("http://www.example.com/feed.xml", "type-generic-xml"),
+        ("http://www.example.com/feed.json", "type-json-feed"),
+        ("http://www.example.com/x.rss", "type-not-a-feed-type"),
+        ("http://www.example.com/comments/feed/", "type-missing"),
+        ("http://www.example.com/atom", "rel-feed-not-alternate"),
+    ]
+    generic = found.left_out[0]
+    assert generic.spec == "both" and "application/rss+xml" in generic.why and generic.in_head is True
+
+
+def test_left_out_links_are_capped() -> None:
+    from crawler.fetch.discovery import discover_page
+
+    markup = page("".join(f'<link rel="alternate" type="text/xml" href="/f{i}.xml">' for i in range(5000)))
+    assert len(discover_page(markup, PAGE).left_out) == 64

@@ -21,7 +21,14 @@ from warcio.warcwriter import WARCWriter
 
 from crawler.archive.inputs import archive_inputs
 from crawler.archive.read import ArchivedRequest, ArchiveIndex, ArchiveReader, build_index, find_files
-from crawler.archive.warc import Exchange, WarcWriter
+from crawler.archive.warc import (
+    SETTINGS_FIELD,
+    Exchange,
+    WarcWriter,
+    recorded_settings,
+    request_settings,
+    settings_field,
+)
 from tests.conftest import QUICK_CRAWL, assert_usage_error, demo_seeds_file, read_table, run_cli
 
 JOB = "replayed"
@@ -81,6 +88,15 @@ def comparable(rows: list[dict[str, Any]], table: str) -> list[str]:
     return sorted(repr(sorted((k, repr(v)) for k, v in row.items() if k not in skip)) for row in rows)
 
 
+def assert_same_rows(live: Path, out: Path) -> None:
+    """Every table of ``out`` holds the rows of ``live``'s, but for the :data:`ALLOWED` columns."""
+    assert tables(out) == tables(live)
+    for table in tables(live):
+        before, after = read_table(live, table).to_pylist(), read_table(out, table).to_pylist()
+        assert before, table
+        assert comparable(after, table) == comparable(before, table), table
+
+
 def test_replaying_a_crawls_archive_gives_its_dataset_row_for_row(archived: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "replayed"
     proc = replay(str(archived["warc"] / "*.warc.gz"), "--out", str(out), "--job-id", JOB, *SEQUENTIAL)
@@ -88,11 +104,7 @@ def test_replaying_a_crawls_archive_gives_its_dataset_row_for_row(archived: dict
     assert "0 URLs not in the archive" in proc.stderr
 
     live = archived["live"]
-    assert tables(out) == tables(live)
-    for table in tables(live):
-        before, after = read_table(live, table).to_pylist(), read_table(out, table).to_pylist()
-        assert before, table
-        assert comparable(after, table) == comparable(before, table), table
+    assert_same_rows(live, out)
 
     fetch_log = read_table(out, "fetch_log").to_pylist()
     # The allowance is no hole: the interval each feed got is the same, only the clock moved.
@@ -224,7 +236,61 @@ def test_a_file_cut_between_two_records_says_so(archived: dict[str, Any], tmp_pa
     assert proc.returncode == 0 and "closing record" not in proc.stderr, proc.stderr[-3000:]
 
 
+def test_a_replay_runs_with_the_options_the_crawl_ran_with(tmp_path: Path) -> None:
+    """A --no-reflexive crawl replayed with the default options asked the archive for every channel page the
+    crawl never fetched (19 not_archived rows in the issue's crawl, 59 fetch_log rows instead of 40). Its warcinfo
+    record now keeps the options that change what is requested, and the replay takes them unless told otherwise."""
+    from crawler.demo.webserver import serve_demo
+
+    server = serve_demo()
+    try:
+        # Feeds given as URLs: their channel pages are fetched only by the reflexive check (a seed page would be
+        # fetched anyway, and the channel pages' rows would only be duplicates).
+        base = server.url
+        feeds = [f"{base}/blog-a/feed.xml", f"{base}/podcast-d/podcast.rss"]
+        proc = run_cli(
+            "crawl", *(a for feed in feeds for a in ("--url", feed)), "--out", str(tmp_path / "live"),
+            "--job-id", JOB, "--warc", str(tmp_path / "warc"), "--no-reflexive", *QUICK_CRAWL, *SEQUENTIAL,
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    archives = str(tmp_path / "warc" / "*.warc.gz")
+
+    out = tmp_path / "replayed"
+    proc = replay(archives, "--out", str(out), "--job-id", JOB, *SEQUENTIAL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "feedcensus replay: the crawl's options, from its warcinfo record: --no-reflexive\n" in proc.stderr
+    assert "0 URLs not in the archive" in proc.stderr
+    assert_same_rows(tmp_path / "live", out)
+
+    # Told otherwise on the command line, the replay does otherwise, and says so.
+    told = tmp_path / "reflexive"
+    proc = replay(archives, "--out", str(told), "--job-id", JOB, *SEQUENTIAL, "-s", "FEEDCENSUS_REFLEXIVE=true")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "given here instead: FEEDCENSUS_REFLEXIVE" in proc.stderr
+    not_archived = sorted(r["url"] for r in read_table(told, "fetch_log").to_pylist() if r["outcome"] == "not_archived")
+    assert not_archived == [f"{base}/blog-a/", f"{base}/podcast-d/"]
+
+
 # --- the pure parts --------------------------------------------------------------------------
+
+
+def test_the_request_settings_round_trip_through_warcinfo() -> None:
+    from scrapy.settings import Settings
+
+    settings = Settings({"FEEDCENSUS_REFLEXIVE": "false", "RETRY_HTTP_CODES": "500,503", "RETRY_TIMES": "0"})
+    values = request_settings(settings)
+    info = {SETTINGS_FIELD: settings_field(values)}
+    recorded = recorded_settings(info)
+    assert recorded == values
+    assert recorded is not None
+    assert recorded["FEEDCENSUS_REFLEXIVE"] is False and recorded["RETRY_TIMES"] == 0
+    assert recorded["RETRY_HTTP_CODES"] == [500, 503]
+    # An archive without the field, or with a field not of feedcensus's making, names no settings.
+    assert recorded_settings({}) is None and recorded_settings({SETTINGS_FIELD: "[1]"}) is None
+    odd = recorded_settings({SETTINGS_FIELD: '{"RETRY_TIMES": "x", "LOG_FILE": "/tmp/f", "FEEDCENSUS_GUESS": true}'})
+    assert odd == {"FEEDCENSUS_GUESS": True}
 
 
 def test_a_retried_url_gets_its_records_in_order_then_the_last_again(tmp_path: Path) -> None:

@@ -300,6 +300,10 @@ def test_autodiscovery_summary_counts_pages_and_links(sample: dict[str, Any]) ->
 def test_autodiscovery_reasons_and_link_types(sample: dict[str, Any]) -> None:
     reasons = {r["reason"]: int(r["links"]) for r in read_csv(sample["report"], "autodiscovery_reasons")}
     assert reasons["rss-rel-not-lowercase"] == 1 and reasons["not-in-head"] == 1
+    assert "atom-type-not-atom" not in reasons  # the Atom draft judges Atom links only
+    specs = {r["reason"]: r["spec"] for r in read_csv(sample["report"], "autodiscovery_reasons")}
+    assert specs["rss-rel-not-lowercase"] == "RSS Autodiscovery (RSS Board, 2006)"
+    assert specs["not-in-head"] == "both autodiscovery specs"
     kinds = {r["kind"]: int(r["links"]) for r in read_csv(sample["report"], "autodiscovery_link_types")}
     assert kinds == {"RSS": 3, "Atom": 1}
 

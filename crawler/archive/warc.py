@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import secrets
 import threading
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from warcio.statusandheaders import StatusAndHeaders
@@ -49,6 +50,38 @@ CLOSING_FIELD: Final = "feedcensus-closing-record"
 #: The target URI of the ``metadata`` record that closes a file: a file that promised one and lacks it was
 #: cut short after its last whole record (a crash, a copy interrupted), which nothing else would show.
 CLOSING_URI: Final = "urn:feedcensus:closing-record"
+#: The ``warcinfo`` field holding, as one JSON object, the values the crawl ran with of the settings that
+#: change what it requests (:data:`REQUEST_SETTINGS`): ``feedcensus replay`` runs with the same ones.
+SETTINGS_FIELD: Final = "feedcensus-settings"
+#: The settings that change which URLs a crawl requests, or what becomes of a response (a retry, a
+#: redirect followed, a size refused), each with the kind of its value. The flags of ``crawl`` set the
+#: first ones (--no-reflexive, --no-pages, --guess, --head-only, --allow-private-networks, --refetch,
+#: --ignore-hints, --min-interval, --max-interval).
+REQUEST_SETTINGS: Final[dict[str, str]] = {
+    "FEEDCENSUS_REFLEXIVE": "bool",
+    "FEEDCENSUS_OPML_PAGES": "bool",
+    "FEEDCENSUS_GUESS": "bool",
+    "FEEDCENSUS_FOLLOW_BODY_LINKS": "bool",
+    "FEEDCENSUS_ALLOW_PRIVATE_NETWORKS": "bool",
+    "FEEDCENSUS_CONDITIONAL": "bool",
+    "FEEDCENSUS_IGNORE_HINTS": "bool",
+    "FEEDCENSUS_MIN_INTERVAL": "float",
+    "FEEDCENSUS_MAX_INTERVAL": "float",
+    "FEEDCENSUS_INCREMENTAL": "bool",
+    "FEEDCENSUS_FOLLOW_LINKS": "bool",
+    "FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH": "int",
+    "FEEDCENSUS_MAX_URL_LENGTH": "int",
+    "AUTODISCOVERY_ENABLED": "bool",
+    "ROBOTSTXT_OBEY": "bool",
+    "DOWNLOAD_MAXSIZE": "int",
+    "REDIRECT_ENABLED": "bool",
+    "REDIRECT_MAX_TIMES": "int",
+    "METAREFRESH_ENABLED": "bool",
+    "METAREFRESH_MAXDELAY": "int",
+    "RETRY_ENABLED": "bool",
+    "RETRY_TIMES": "int",
+    "RETRY_HTTP_CODES": "ints",
+}
 #: Headers that describe the wire form of a body the record no longer has.
 _WIRE_ONLY = frozenset({"transfer-encoding"})
 
@@ -281,3 +314,54 @@ def safe_name(text: str) -> str:
 def header_pairs(headers: Iterable[tuple[bytes, Iterable[bytes]]]) -> list[tuple[str, str]]:
     """Scrapy's headers (name -> values, bytes) as (name, value) text pairs, one per value (latin-1, as HTTP is)."""
     return [(name.decode("latin-1"), value.decode("latin-1")) for name, values in headers for value in values]
+
+
+class SettingsSource(Protocol):
+    """What :func:`request_settings` reads: Scrapy's settings' typed getters (no Scrapy import here)."""
+
+    def getbool(self, name: str, default: bool = False) -> bool: ...
+    def getint(self, name: str, default: int = 0) -> int: ...
+    def getfloat(self, name: str, default: float = 0.0) -> float: ...
+    def getlist(self, name: str, default: list[Any] | None = None) -> list[Any]: ...
+
+
+def request_settings(settings: SettingsSource) -> dict[str, Any]:
+    """The values in force of :data:`REQUEST_SETTINGS`, each of its kind (a ``-s`` value is text until read)."""
+    values: dict[str, Any] = {}
+    for name, kind in REQUEST_SETTINGS.items():
+        if kind == "bool":
+            values[name] = settings.getbool(name)
+        elif kind == "int":
+            values[name] = settings.getint(name)
+        elif kind == "float":
+            values[name] = settings.getfloat(name)
+        else:
+            values[name] = [int(v) for v in settings.getlist(name)]
+    return values
+
+
+def settings_field(values: Mapping[str, Any]) -> str:
+    """:data:`SETTINGS_FIELD`'s value: one line of JSON, names sorted."""
+    return json.dumps(dict(values), sort_keys=True, separators=(",", ":"))
+
+
+def recorded_settings(info: Mapping[str, str]) -> dict[str, Any] | None:
+    """The request settings a ``warcinfo`` record names (only those of :data:`REQUEST_SETTINGS`, of the right
+    kind); None when it names none (an archive written before they were recorded, or not by feedcensus)."""
+    try:
+        parsed = json.loads(info[SETTINGS_FIELD])
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    kinds: dict[str, Callable[[Any], bool]] = {
+        "bool": lambda v: isinstance(v, bool),
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "ints": lambda v: isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v),
+    }
+    return {
+        name: value
+        for name, value in parsed.items()
+        if name in REQUEST_SETTINGS and kinds[REQUEST_SETTINGS[name]](value)
+    } or None

@@ -210,9 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.set_defaults(func=cmd_worker)
 
-    st = sub.add_parser("status", help="a distributed job's queue, in-flight requests and workers")
+    st = sub.add_parser(
+        "status", help="a distributed job's queue, in-flight requests and workers; without --job, every job listed"
+    )
     st.add_argument("--frontier", metavar="REDIS_URL", required=True)
-    st.add_argument("--job", required=True)
+    st.add_argument("--job", help="the job to show (default: list every job on the frontier, one line each)")
     st.add_argument("--json", action="store_true", help="one JSON object")
     st.set_defaults(func=cmd_status)
 

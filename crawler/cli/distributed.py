@@ -79,9 +79,53 @@ def frontier_status(url: str, job: str) -> Any:
         raise fail(str(exc)) from None
 
 
+def frontier_jobs(url: str) -> list[Any]:
+    from crawler.frontier import FrontierError, frontier_jobs
+
+    try:
+        return frontier_jobs(url)
+    except FrontierError as exc:
+        raise fail(str(exc)) from None
+
+
+def job_state(status: Any) -> str:
+    """A job's state in one word: seeding (its inputs not all queued yet), seeded (all queued, no worker on it),
+    running, or finished."""
+    if status.state == "done":
+        return "finished"
+    if not status.seeded:
+        return "seeding"
+    return "running" if status.live_workers else "seeded"
+
+
+def job_lines(url: str, jobs: list[Any]) -> list[str]:
+    """One line a job: its id, state, queue, requests in flight and workers (``status --job`` says more)."""
+    from crawler.frontier import display_url
+
+    if not jobs:
+        return [f"no job on the frontier {display_url(url)}"]
+    width = max(len(status.job) for status in jobs)
+    lines = [f"{len(jobs)} job{'s' if len(jobs) != 1 else ''} on the frontier {jobs[0].display_url}"]
+    for status in jobs:
+        lines.append(
+            f"  {status.job:<{width}}  {job_state(status):<8}  queued {status.queued:,}   "
+            f"in flight {status.leased:,}   workers {len(status.live_workers)}"
+        )
+    return lines
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     """The job's status on stdout (``--json``: one object, ``exists`` false for no such job, exit 0); a job
-    the frontier does not have is one line on stderr and exit 2, as every command's usage error."""
+    the frontier does not have is one line on stderr and exit 2, as every command's usage error.
+    Without ``--job``: every job on the frontier, one line each (``--json``: one object, ``jobs`` a list)."""
+    if not args.job:
+        jobs = frontier_jobs(args.frontier)
+        if args.json:
+            listed = [{**status.to_json(), "job_state": job_state(status)} for status in jobs]
+            print(json.dumps({"jobs": listed}, sort_keys=True))
+        else:
+            print("\n".join(job_lines(args.frontier, jobs)))
+        return 0
     status = frontier_status(args.frontier, args.job)
     if args.json:
         print(json.dumps(status.to_json(), sort_keys=True))

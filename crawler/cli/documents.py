@@ -292,37 +292,78 @@ RELATIVE_NOTE = "relative: give --base-url to resolve"
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    """A local file has no URL of its own: its relative hrefs stay relative unless ``--base-url`` gives one."""
-    from crawler.fetch.discovery import discover
+    """A local file has no URL of its own: its relative hrefs stay relative unless ``--base-url`` gives one.
+
+    Each page: its feed links, each with the verdict of both specs and its reasons grouped by the spec they
+    belong to, and the ``<link>`` elements that look like feed links but are none, with why (not followed)."""
+    from crawler.fetch.discovery import REASON_SPECS, discover_page
     from schemas.items import LINK_FIELDS
 
     sources = Sources("discover", args.sources)
     for source, body, url, headers in sources:
         page_url = args.base_url or (None if url.startswith("file:") else url)
-        links = discover(body, page_url, headers, follow_body=True)
+        found = discover_page(body, page_url, headers, follow_body=True)
         if args.json:
-            print(
-                json.dumps(
-                    {"page": source, "links": [{f: getattr(link, f) for f in LINK_FIELDS} for link in links]},
-                    ensure_ascii=False,
-                )
-            )
+            links = [
+                {
+                    **{f: getattr(link, f) for f in LINK_FIELDS},
+                    "followed": link.followable,
+                    "reason_specs": {reason: REASON_SPECS[reason] for reason in link.reasons},
+                }
+                for link in found.links
+            ]
+            left_out = [
+                {
+                    "href": other.href,
+                    "href_raw": other.href_raw,
+                    "rel": other.rel,
+                    "type": other.type,
+                    "in_head": other.in_head,
+                    "reason": other.reason,
+                    "spec": other.spec,
+                    "why": other.why,
+                }
+                for other in found.left_out
+            ]
+            print(json.dumps({"page": source, "links": links, "left_out": left_out}, ensure_ascii=False))
         else:
-            print(f"{source}: {len(links)} feed link(s)")
-            for link in links:
+            print(f"{source}: {len(found.links)} feed link(s)")
+            for link in found.links:
                 print(f"  {link.position}. {describe_link(link)}")
+            if found.left_out:
+                print(f"  {len(found.left_out)} link(s) left out, not followed:")
+            for other in found.left_out:
+                href = other.href or other.href_raw or "(no href)"
+                print(f"  - {href} [{other.type or 'no type'}] rel={other.rel!r}: {other.reason} ({other.why})")
     return sources.code
 
 
+#: How ``discover`` names the spec a reason belongs to (crawler.fetch.discovery.REASON_SPECS).
+SPEC_LABELS = {"rss": "RSS Autodiscovery", "atom": "Atom draft", "both": "both specs", "crawler": "crawler policy"}
+
+
 def describe_link(link: FeedLink) -> str:
-    """One line: the href, the type, and the verdicts of both specs with the rules the link fails."""
+    """One line: the href, the type, the verdicts of both specs (``n/a``: a link the Atom draft does not judge,
+    an RSS or RDF one), the rules the link fails grouped by the spec they belong to, and whether it is followed."""
+    from crawler.fetch.discovery import REASON_SPECS
+
     href = link.href or link.href_raw
     reasons = list(link.reasons)
-    if link.href is None and "href-relative-without-base" in reasons:
+    relative = link.href is None and "href-relative-without-base" in reasons
+    if relative:
         href = f"{link.href_raw} ({RELATIVE_NOTE})"
         reasons.remove("href-relative-without-base")
-    verdict = f"rss={'ok' if link.conforms_rss else 'no'} atom={'ok' if link.conforms_atom else 'no'}"
-    return " ".join([href, f"[{link.type}]", verdict, *reasons])
+    atom = "n/a" if link.feed_type != "atom" else "ok" if link.conforms_atom else "no"
+    parts = [href, f"[{link.type}]", f"rss={'ok' if link.conforms_rss else 'no'} atom={atom}"]
+    for spec, label in SPEC_LABELS.items():
+        mine = [reason for reason in reasons if REASON_SPECS.get(reason) == spec]
+        if mine:
+            parts.append(f"{label}: {' '.join(mine)};")
+    if parts[-1].endswith(";"):
+        parts[-1] = parts[-1][:-1]
+    if not link.followable and not relative:
+        parts.append("(not followed)")
+    return " ".join(parts)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

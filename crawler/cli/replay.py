@@ -21,6 +21,7 @@ from crawler.cli.crawl import (
     checked_settings,
     crawl,
     crawl_settings,
+    project_settings,
     report_end,
     start_frontier,
 )
@@ -63,13 +64,68 @@ def replay_inputs(index: Any) -> tuple[list[str], list[tuple[str, list[str]]], l
     return list(inputs.seed_files), list(inputs.seed_lists), inputs.opml, inputs.urls
 
 
-def replay_settings(index: Any, settings: Any) -> None:
+def replay_settings(index: Any, settings: Any) -> dict[str, Any] | None:
+    """The replay's settings: its handlers, and the request settings the crawl ran with as its warcinfo
+    record says (a flag or ``-s`` of the replay's command line, applied after, still wins). Those
+    settings, or None when the archive does not record them."""
+    from crawler.archive.warc import recorded_settings
+
     settings.set("FEEDCENSUS_REPLAY", index, priority="cmdline")
     for name, value in REPLAY_SETTINGS.items():
         settings.set(name, value, priority="cmdline")
     robots = index.info.get("robots")
-    if robots in ("obey", "ignore"):  # as the crawl did (its warcinfo record says), unless -s says otherwise
+    if robots in ("obey", "ignore"):  # as the crawl did (archives older than the settings field say only this)
         settings.set("ROBOTSTXT_OBEY", robots == "obey", priority="cmdline")
+    recorded = recorded_settings(index.info)
+    for name, value in (recorded or {}).items():
+        settings.set(name, value, priority="cmdline")
+    return recorded
+
+
+def shown_setting(name: str, value: Any) -> str:
+    """A setting as the command line gives it: its flag where one sets it (``--no-reflexive``), else ``-s``."""
+    from crawler.cli.crawl import FLAG_SETTINGS
+
+    for flag, (setting, flag_value) in FLAG_SETTINGS.items():
+        if setting == name and flag_value == value and flag != "follow_body_links":
+            return "--" + flag.replace("_", "-")
+    if isinstance(value, bool):
+        shown = str(value).lower()
+    elif isinstance(value, list):
+        shown = ",".join(str(v) for v in value)
+    else:
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"-s {name}={shown}"
+
+
+def given_here(args: argparse.Namespace) -> set[str]:
+    """The settings the replay's own command line sets (its flags and ``-s``): they win over the archive's."""
+    from crawler.cli.crawl import FLAG_SETTINGS, INTERVAL_SETTINGS
+
+    names = {setting for flag, (setting, _) in FLAG_SETTINGS.items() if getattr(args, flag, False)}
+    names |= {setting for option, setting in INTERVAL_SETTINGS.items() if getattr(args, option, None)}
+    return names | {kv.partition("=")[0] for kv in args.set or []}
+
+
+def options_line(recorded: dict[str, Any] | None, defaults: Any, given: set[str]) -> str:
+    """What the terminal says about the options the replay took from the archive."""
+    from crawler.archive.warc import request_settings
+
+    if recorded is None:
+        return (
+            "feedcensus replay: the archive does not say how the crawl ran (written before its warcinfo record "
+            "kept the options): replaying with the default options and those given here"
+        )
+    default = request_settings(defaults)
+    differ = {name: value for name, value in sorted(recorded.items()) if default.get(name) != value}
+    taken = [shown_setting(n, v) for n, v in differ.items()]
+    overridden = sorted(n for n in recorded if n in given)
+    line = "feedcensus replay: the crawl's options, from its warcinfo record: " + (
+        " ".join(taken) if taken else "the defaults"
+    )
+    if overridden:
+        line += f"; given here instead: {', '.join(overridden)}"
+    return line
 
 
 def describe(index: Any) -> str:
@@ -99,7 +155,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.seeds or args.opml or args.url:
         check_given_inputs(args, settings)
     print(f"feedcensus replay: {describe(index)}", file=sys.stderr)
-    replay_settings(index, settings)
+    recorded = replay_settings(index, settings)
+    print(options_line(recorded, project_settings(), given_here(args)), file=sys.stderr)
     settings = crawl_settings(args, settings)
     if args.frontier:
         start_frontier(

@@ -53,12 +53,23 @@ documents each id. Decisions taken where the specs and browsers leave room:
   ``rss-duplicate-feed`` (the RSS Board spec: each link must identify a
   different feed; the Atom draft only says SHOULD). ``position`` is the index in
   the returned list, so positions are 0..n-1 after duplicates are dropped.
-* Atom links are judged against the RSS Board spec too, and fail it with
-  ``rss-type-not-rss`` (it names application/rss+xml as the only type, also for
-  RSS 1.0); RDF links likewise. RSS and RDF links fail the Atom draft with
-  ``atom-type-not-atom``. An RSS type with parameters (``; charset=utf-8``)
+* Each reason belongs to one spec, or to both, or to neither (crawler
+  policy): ``REASON_SPECS``. Atom links are judged against the RSS Board spec
+  too, and fail it with ``rss-type-not-rss``: it speaks of autodiscovery as
+  such ("a site's syndication feed", Atom among the formats it names) and names
+  application/rss+xml as the type, also for RSS 1.0; RDF links likewise. The
+  Atom draft speaks only of "an Atom autodiscovery element", a link to an Atom
+  feed: an RSS or RDF link is outside it, so ``conforms_atom`` is false and no
+  reason says so (its ``feed_type`` does; until 2026-11 every such link carried
+  the reason ``atom-type-not-atom``, noise on every good RSS link).
+  An RSS type with parameters (``; charset=utf-8``)
   still conforms if the whole value is lowercase ("contain the feed's MIME
   type").
+* ``<link rel=alternate>`` elements that are no feed link but look like one (a
+  generic XML or JSON type, a type naming RSS or Atom otherwise, no type on a
+  feed-looking href, or ``rel="feed"`` without ``alternate``) are not followed;
+  :func:`discover_page` lists them with why (``LEFT_OUT``), for ``feedcensus
+  discover``.
 * ``followable``: resolved, not empty, passing the crawl's one URL check
   (``crawler.fetch.urls.url_faults``: http/https, a host, at most
   ``max_url_length`` characters, which the crawl sets from
@@ -105,6 +116,7 @@ table's ``schemas.items.PageFacts``. Decisions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -126,7 +138,22 @@ from schemas.items import LINK_FIELDS, FeedLink, PageFacts
 from schemas.pickling import by_fields
 from schemas.vocab import MEDIA_TYPE_FORMAT, FeedFormat
 
-__all__ = ["LINK_FIELDS", "RULES", "FeedLink", "PageFacts", "PageRead", "decode_html", "discover", "read_page"]
+__all__ = [
+    "LEFT_OUT",
+    "LINK_FIELDS",
+    "REASON_SPECS",
+    "RULES",
+    "SPECS",
+    "FeedLink",
+    "LeftOutLink",
+    "PageFacts",
+    "PageLinks",
+    "PageRead",
+    "decode_html",
+    "discover",
+    "discover_page",
+    "read_page",
+]
 
 RULES: dict[str, str] = {
     "not-in-head": "The link is in the body, not the head (RSS Board: must be placed within the head element; "
@@ -146,7 +173,6 @@ RULES: dict[str, str] = {
     '(RSS Board: type must be "application/rss+xml", also for RSS 1.0).',
     "rss-type-not-lowercase": "The RSS type is not all lowercase, e.g. 'APPLICATION/RSS+XML' "
     "(RSS Board: the value must be lowercase for autodiscovery).",
-    "atom-type-not-atom": 'The type does not contain "application/atom+xml" in any case: an RSS or RDF link (Atom draft 4.2).',
     "href-relative-without-base": "Crawler policy, no spec: a relative href with no usable <base href> and no absolute page URL "
     "to resolve it against; href is None.",
     "href-unsupported-scheme": "Crawler policy, no spec: the resolved URL's scheme is not http or https "
@@ -167,7 +193,18 @@ _RSS_RULES = _SHARED_RULES | {
     "rss-type-not-rss",
     "rss-type-not-lowercase",
 }
-_ATOM_RULES = _SHARED_RULES | {"atom-type-not-atom"}
+_ATOM_RULES = _SHARED_RULES
+#: The specs: "rss" the RSS Board's RSS Autodiscovery 1.0, "atom" the Atom autodiscovery draft.
+SPECS: dict[str, str] = {
+    "rss": "RSS Autodiscovery (RSS Board, 2006)",
+    "atom": "Atom autodiscovery draft (draft-ietf-atompub-autodiscovery-01)",
+    "both": "both autodiscovery specs",
+    "crawler": "crawler policy (no spec)",
+}
+#: Which spec each reason of ``RULES`` belongs to: a key of ``SPECS``.
+REASON_SPECS: dict[str, str] = {
+    rule: "both" if rule in _SHARED_RULES else "rss" if rule in _RSS_RULES else "crawler" for rule in RULES
+}
 _UNFOLLOWABLE = frozenset(
     {
         "href-missing",
@@ -187,6 +224,37 @@ _FAULT_RULE: dict[UrlFault, str] = {
     UrlFault.TOO_LONG: "href-too-long",
     UrlFault.BAD_PORT: "href-bad-port",
 }
+
+#: Why a ``<link rel=alternate>`` (or ``rel=feed``) that looks like a feed link is none: reason id -> (spec, text).
+LEFT_OUT: dict[str, tuple[str, str]] = {
+    "type-generic-xml": (
+        "both",
+        "text/xml or application/xml, a generic XML type neither spec names (RSS Autodiscovery: application/rss+xml; "
+        "Atom draft 4.2: application/atom+xml); sitemaps, OpenSearch and oEmbed documents carry it too",
+    ),
+    "type-json-feed": (
+        "crawler",
+        "a JSON Feed (application/feed+json): neither RSS nor Atom, which is what the census reads",
+    ),
+    "type-not-a-feed-type": (
+        "both",
+        "a type that names RSS, Atom, RDF or a feed but is none of application/rss+xml, application/atom+xml, "
+        "application/rdf+xml (e.g. application/x-rss+xml, text/rss)",
+    ),
+    "type-missing": (
+        "both",
+        "no type attribute, on an href that looks like a feed's (both specs: the type must be present)",
+    ),
+    "rel-feed-not-alternate": (
+        "both",
+        'rel="feed" without "alternate": both specs name rel="alternate" only (HTML\'s "feed" keyword is no '
+        "autodiscovery)",
+    ),
+}
+#: An href or type that looks like a feed's: a link without a feed type but with this is listed as left out.
+_FEEDY = re.compile(r"feed|rss|atom|rdf|\.xml\b", re.IGNORECASE)
+#: At most this many left-out links are kept per page (a hostile page may have thousands).
+_MAX_LEFT_OUT = 64
 
 #: Feed family by media type essence (lowercase, no parameters).
 _FORMAT_OF: dict[str, FeedFormat] = {str(media): fmt for media, fmt in MEDIA_TYPE_FORMAT.items()}
@@ -217,6 +285,25 @@ def _media_format(media: str | None) -> FeedFormat | None:
     if media is None:
         return None
     return _FORMAT_OF.get(ascii_lower(media.split(";", 1)[0].strip(WS)))
+
+
+def _left_out_reason(attrs: Mapping[str, str], rel_tokens: set[str]) -> str | None:
+    """Why an alternate (or ``rel=feed``) link with no feed type is no feed link, when it looks like one (a key of
+    ``LEFT_OUT``); None for the links that are plainly something else (translations, oEmbed, JSON APIs...)."""
+    media = attrs.get("type")
+    essence = ascii_lower(media.split(";", 1)[0].strip(WS)) if media is not None else ""
+    feedy_href = bool(_FEEDY.search(attrs.get("href", "")))
+    if essence in ("text/xml", "application/xml"):
+        return "type-generic-xml"
+    if essence == "application/feed+json" or (essence == "application/json" and feedy_href):
+        return "type-json-feed"
+    if essence and "oembed" not in essence and _FEEDY.search(essence):
+        return "type-not-a-feed-type"
+    if not essence and feedy_href:
+        return "type-missing"
+    if "feed" in rel_tokens and "alternate" not in rel_tokens:
+        return "rel-feed-not-alternate"
+    return None
 
 
 # A start tag in each mode: (the mode after it, whether the tag is used up by the mode switch).
@@ -276,6 +363,7 @@ class _Scanned:
     generators: list[str]  # non-empty <meta name=generator> contents, stripped, in order
     hreflangs: frozenset[str]
     rel_feed: bool
+    left_out: list[tuple[dict[str, str], bool, str]]  # (attributes, in head, LEFT_OUT reason) per link
 
 
 class _Scanner:
@@ -286,6 +374,7 @@ class _Scanner:
         "generators",
         "hreflangs",
         "lang",
+        "left_out",
         "links",
         "mode",
         "rel_feed",
@@ -303,6 +392,7 @@ class _Scanner:
         self.generators: list[str] = []
         self.hreflangs: set[str] = set()
         self.rel_feed = False
+        self.left_out: list[tuple[dict[str, str], bool, str]] = []
 
     def result(self) -> _Scanned:
         return _Scanned(
@@ -313,6 +403,7 @@ class _Scanner:
             self.generators,
             frozenset(self.hreflangs),
             self.rel_feed,
+            self.left_out,
         )
 
     def take(self, kind: int, name: str, src: str) -> None:
@@ -367,11 +458,19 @@ class _Scanner:
                 self.hreflangs.add(hreflang)
         feed_type = _media_format(attrs.get("type"))
         if feed_type is None:
+            if ("alternate" in tokens or "feed" in tokens) and (why := _left_out_reason(attrs, tokens)):
+                self._leave_out(attrs, in_head, why)
             return
         if "feed" in tokens:
             self.rel_feed = True
         if "alternate" in tokens:
             self.links.append(_RawLink(attrs, in_head, feed_type))
+        else:
+            self._leave_out(attrs, in_head, "rel-feed-not-alternate")
+
+    def _leave_out(self, attrs: dict[str, str], in_head: bool, why: str) -> None:
+        if len(self.left_out) < _MAX_LEFT_OUT:
+            self.left_out.append((attrs, in_head, why))
 
     def _meta(self, src: str) -> None:
         if self.mode >= _IN_BODY or len(self.generators) >= _MAX_GENERATORS:
@@ -457,6 +556,63 @@ def discover(
     if text is None:
         return []
     return _judge_links(_scan(text), url, follow_body, max_url_length)
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOutLink:
+    """A ``<link>`` that looks like a feed link and is none, so it is not followed: why (a key of ``LEFT_OUT``)."""
+
+    href: str | None  # resolved as a feed link's would be; None when it cannot be
+    href_raw: str
+    rel: str
+    type: str | None
+    in_head: bool
+    reason: str
+
+    @property
+    def spec(self) -> str:
+        return LEFT_OUT[self.reason][0]
+
+    @property
+    def why(self) -> str:
+        return LEFT_OUT[self.reason][1]
+
+
+@dataclass(frozen=True, slots=True)
+class PageLinks:
+    """:func:`discover_page`'s answer: the feed links, and the links that look like feed links but are none."""
+
+    links: list[FeedLink]
+    left_out: list[LeftOutLink]
+
+
+def discover_page(
+    body: bytes,
+    url: str | None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    follow_body: bool = True,
+    max_url_length: int = DEFAULT_MAX_URL_LENGTH,
+) -> PageLinks:
+    """:func:`discover`'s links, and the ``<link>`` elements left out of them that a reader might take for feed
+    links (a ``text/xml`` alternate, a JSON Feed, ``rel="feed"``...), with why; never raises."""
+    text = _document_text(body, headers)
+    if text is None:
+        return PageLinks([], [])
+    scanned = _scan(text)
+    base = base_parts(url or "", scanned.base_href)
+    left_out = [
+        LeftOutLink(
+            href=_judge_href(attrs["href"], base, 0)[0] if "href" in attrs else None,
+            href_raw=attrs.get("href", ""),
+            rel=attrs.get("rel", ""),
+            type=attrs.get("type"),
+            in_head=in_head,
+            reason=why,
+        )
+        for attrs, in_head, why in scanned.left_out
+    ]
+    return PageLinks(_judge_links(scanned, url, follow_body, max_url_length), left_out)
 
 
 @by_fields
@@ -593,13 +749,13 @@ def _rel_reasons(rel: str) -> set[str]:
 
 
 def _type_reasons(feed_type: FeedFormat, media: str) -> set[str]:
+    """The RSS Board's type rules. The Atom draft's (4.2: the type contains application/atom+xml) holds for
+    every Atom link, and an RSS or RDF link is outside the draft (``conforms_atom`` false, no reason)."""
     failed = set()
     if feed_type != FeedFormat.RSS:
         failed.add("rss-type-not-rss")
     elif media.strip(WS) != ascii_lower(media.strip(WS)):
         failed.add("rss-type-not-lowercase")
-    if feed_type != FeedFormat.ATOM:
-        failed.add("atom-type-not-atom")
     return failed
 
 
@@ -615,7 +771,7 @@ def _feed_link(position: int, judged: _Judged, follow_body: bool) -> FeedLink:
         position=position,
         in_head=raw.in_head,
         conforms_rss=not (failed & _RSS_RULES),
-        conforms_atom=not (failed & _ATOM_RULES),
+        conforms_atom=raw.feed_type == FeedFormat.ATOM and not (failed & _ATOM_RULES),
         reasons=tuple(rule for rule in RULES if rule in failed),
         feed_type=raw.feed_type,
         followable=href is not None and not (failed & _UNFOLLOWABLE) and (raw.in_head or follow_body),

@@ -30,9 +30,12 @@ from crawler.archive.warc import (
     CONTEXT_FIELD,
     DEFAULT_MAX_BYTES,
     REDIRECTED_FROM_FIELD,
+    SETTINGS_FIELD,
     Exchange,
     WarcWriter,
     header_pairs,
+    request_settings,
+    settings_field,
 )
 from crawler.extensions.archive import archive_locations
 from crawler.requests import first_url
@@ -79,6 +82,8 @@ class WarcCaptureMiddleware:
             "robots": "obey" if settings.getbool("ROBOTSTXT_OBEY") else "ignore",
             "operator": str(settings.get("FEEDCENSUS_CONTACT_URL") or ""),
             "description": "feedcensus crawl: feeds, the pages that advertise them, OPML lists, robots.txt",
+            # How the crawl ran, so that a replay runs the same way (crawler/cli/replay.py).
+            SETTINGS_FIELD: settings_field(request_settings(settings)),
         }
         writer = WarcWriter(
             Path(folder),

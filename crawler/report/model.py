@@ -28,13 +28,18 @@ class Chart:
 
     ``marks`` are other percentage columns drawn as ticks on the bars
     (published figures); ``max_rows`` keeps long tables' charts readable (the
-    table itself is always complete).
+    table itself is always complete). Rows at 0 % with no mark are not drawn
+    (the caption counts them, in the words of ``zero_rows``).
     """
 
     label: str
     value: str
     marks: tuple[tuple[str, str], ...] = ()
     max_rows: int = 40
+    #: What the caption calls the rows at 0 % left out of the chart (none drawn, no mark beside them),
+    #: after their count: "30 rules no feed fails not drawn".
+    zero_rows: str = "rows at 0%"
+    zero_row: str = "row at 0%"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import Any
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.reference import BOARD_2007, SURVEY_2005
 
-__all__ = ["BAR_COLOUR", "MARK_COLOURS", "svg_chart", "to_csv", "to_html", "to_markdown", "write_report"]
+__all__ = ["BAR_COLOUR", "MARK_COLOURS", "chart_rows", "svg_chart", "to_csv", "to_html", "to_markdown", "write_report"]
 
 #: Fill of every chart bar (tests look for it in screenshots).
 BAR_COLOUR = "#2b6cb0"
@@ -109,6 +109,9 @@ p.note { font-size: 0.85em; color: #4a5568; border-left: 3px solid #cbd5e0; padd
 p.intro { margin: 0.3em 0; }
 figure { margin: 0.8em 0; } figcaption { font-size: 0.8em; color: #4a5568; }
 svg text { font-family: inherit; font-size: 12px; fill: #1a202c; }
+svg.chart { display: block; width: 100%; height: auto; }
+div.wide { overflow-x: auto; max-width: 100%; }
+@media (max-width: 600px) { body { margin: 1em auto; padding: 0 0.5em; } nav ol { columns: 1; } }
 """
 
 _LABEL_W = 300
@@ -123,17 +126,28 @@ def _short(text: str, limit: int = _MAX_LABEL) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def chart_rows(table: Table, chart: Chart) -> tuple[list[Any], int, int]:
+    """The rows a chart draws, how many rows have a value to chart, and how many of those are left out as 0 %
+    with no published figure to show beside them (a bar of nothing says less than the caption's count)."""
+    valued = [r for r in table.rows if r.get(chart.value) is not None]
+    drawn = [r for r in valued if float(r[chart.value]) > 0 or any(r.get(key) for key, _ in chart.marks)]
+    return drawn[: chart.max_rows], len(drawn), len(valued) - len(drawn)
+
+
 def svg_chart(table: Table, chart: Chart) -> str:
-    """An inline SVG horizontal bar chart of ``chart.value`` (percent, 0-100), or '' when nothing to draw."""
-    rows = [r for r in table.rows if r.get(chart.value) is not None][: chart.max_rows]
+    """An inline SVG horizontal bar chart of ``chart.value`` (percent, 0-100), or '' when nothing to draw.
+
+    The drawing is sized by its ``viewBox`` only: CSS (``svg.chart``) makes it as wide as the page allows, up to
+    its natural width, and the height follows, so a narrow window shows the whole chart, smaller."""
+    rows = chart_rows(table, chart)[0]
     if not rows:
         return ""
     width = _LABEL_W + _BAR_W + 70
     height = _TOP + len(rows) * _ROW_H + 26
     esc = html.escape
     out = [
-        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{esc(table.title)}" shape-rendering="crispEdges">'
+        f'<svg class="chart" viewBox="0 0 {width} {height}" style="max-width: {width}px" '
+        f'preserveAspectRatio="xMinYMin meet" role="img" aria-label="{esc(table.title)}" shape-rendering="crispEdges">'
     ]
     # scale: 0, 25, 50, 75, 100 %
     for tick in range(0, 101, 25):
@@ -149,10 +163,11 @@ def svg_chart(table: Table, chart: Chart) -> str:
             f'<text x="{_LABEL_W - 6}" y="{y + _BAR_H - 1}" text-anchor="end"><title>{esc(label)}</title>'
             f"{esc(_short(label))}</text>"
         )
-        out.append(
-            f'<rect x="{_LABEL_W}" y="{y}" width="{w:.1f}" height="{_BAR_H}" fill="{BAR_COLOUR}">'
-            f"<title>{esc(label)}: {value:.2f}%</title></rect>"
-        )
+        if w > 0:  # a row at 0 % is drawn only for the published figure beside it: its mark, no bar
+            out.append(
+                f'<rect x="{_LABEL_W}" y="{y}" width="{w:.1f}" height="{_BAR_H}" fill="{BAR_COLOUR}">'
+                f"<title>{esc(label)}: {value:.2f}%</title></rect>"
+            )
         out.append(f'<text x="{_LABEL_W + _BAR_W + 64}" y="{y + _BAR_H - 1}" text-anchor="end">{value:.2f}%</text>')
         for (key, name), colour in zip(chart.marks, MARK_COLOURS, strict=False):
             ref = r.get(key)
@@ -187,7 +202,8 @@ def html_table(table: Table) -> str:
             cls = ' class="n"' if c.kind in ("int", "pct") else ""
             tds.append(f"<td{cls}>{esc(cell(r.get(c.key), c))}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # In a box of its own that scrolls sideways: a wide table does not widen the page on a narrow screen.
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def to_html(survey: Survey) -> str:
@@ -213,11 +229,13 @@ def to_html(survey: Survey) -> str:
         if t.chart is not None:
             svg = svg_chart(t, t.chart)
             if svg:
-                shown = len([r for r in t.rows if r.get(t.chart.value) is not None])
+                _, shown, zeros = chart_rows(t, t.chart)
                 titles = {c.key: c.title for c in t.columns}
                 caption = f"{titles.get(t.chart.value, t.chart.value)}, on a 0-100% scale"
                 if shown > t.chart.max_rows:
-                    caption += f"; the first {t.chart.max_rows} of {shown} rows of the table below"
+                    caption += f"; the first {t.chart.max_rows} of the {shown} charted rows of the table below"
+                if zeros:
+                    caption += f"; {zeros} {t.chart.zero_rows if zeros != 1 else t.chart.zero_row} not drawn"
                 parts.append(f"<figure>{svg}<figcaption>{esc(caption)}</figcaption></figure>")
         parts.append(html_table(t))
         parts.extend(f'<p class="note">{esc(note)}</p>' for note in t.notes)
@@ -227,15 +245,19 @@ def to_html(survey: Survey) -> str:
 
 
 def write_report(survey: Survey, report_dir: Path, *, markdown: str | None = None) -> list[Path]:
-    """Write survey.md, survey.html and ``<table>.csv`` for every table into ``report_dir``; return the paths."""
+    """Write survey.md, survey.html (and the same page as index.html, which a web server or a browser
+    opening the folder shows first, as the demo's report does) and ``<table>.csv`` for every table into
+    ``report_dir``; return the paths."""
     report_dir.mkdir(parents=True, exist_ok=True)
     written = []
     md_path = report_dir / "survey.md"
     md_path.write_text(markdown if markdown is not None else to_markdown(survey), encoding="utf-8")
     written.append(md_path)
-    html_path = report_dir / "survey.html"
-    html_path.write_text(to_html(survey), encoding="utf-8")
-    written.append(html_path)
+    page = to_html(survey)
+    for name in ("index.html", "survey.html"):
+        html_path = report_dir / name
+        html_path.write_text(page, encoding="utf-8")
+        written.append(html_path)
     for t in survey.tables:
         p = report_dir / f"{t.name}.csv"
         p.write_text(to_csv(t), encoding="utf-8", newline="")
