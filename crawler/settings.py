@@ -72,6 +72,9 @@ METAREFRESH_MAXDELAY = 100
 AUTOTHROTTLE_MAX_DELAY = 60.0
 
 # --- Components --------------------------------------------------------------------
+# Scrapy default: scrapy.core.downloader.Downloader. The same, holding CONCURRENT_REQUESTS_PER_DOMAIN when a
+# host's slot has no delay: Scrapy 2.19 started every queued request of the host at once (crawler/downloader.py).
+DOWNLOADER = "crawler.downloader.PoliteDownloader"
 SPIDER_MIDDLEWARES = {
     # Runs on HTML responses after the spider: finds feed links and requests them.
     "crawler.middlewares.autodiscovery.AutodiscoveryMiddleware": 950,

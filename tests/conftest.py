@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
+
+from crawler.demo.webserver import Web, WebServer
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -34,6 +38,21 @@ def demo_server() -> Iterator[object]:
         yield server
     finally:
         server.stop()
+
+
+class TimedServer(WebServer):
+    """A demo WebServer that also logs every request's target with the (monotonic) time it arrived:
+    politeness measured from the server's side."""
+
+    def __init__(self, web: Web, host: str = "127.0.0.1") -> None:
+        super().__init__(web, host=host)
+        self.log: list[tuple[float, str]] = []
+        self._log_lock = threading.Lock()
+
+    def _hit(self, target: str) -> None:
+        super()._hit(target)
+        with self._log_lock:
+            self.log.append((time.monotonic(), target))
 
 
 #: Settings every test crawl passes: no AutoThrottle delays, and a retry waits 0.05 s, then 0.1 s, instead of 1 s and
