@@ -90,6 +90,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's RetryMiddleware retries at once; this subclass waits (backoff, Retry-After) first.
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crawler.middlewares.retry.BackoffRetryMiddleware": 550,
+    # A 429 or 503 pauses its whole host (Retry-After, else a back-off), not only the request it answered.
+    # Just above the retry middleware, so it sees the answer before the retry is made.
+    "crawler.middlewares.hostpause.HostPauseMiddleware": 560,
     # Scrapy's robots.txt middleware lets requests that wait for robots.txt through (crawler/middlewares/robots.py).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.middlewares.robots.RobotsTxtMiddleware": 100,
@@ -240,6 +243,8 @@ FEEDCENSUS_RESUME_DIR = ""
 FEEDCENSUS_RETRY_BACKOFF_BASE = 1.0
 # The longest a retry waits, whatever Retry-After asks for (seconds).
 FEEDCENSUS_RETRY_AFTER_MAX = 60.0
+# The longest a host is left alone after a 429 or 503, whatever its Retry-After asks for (seconds).
+FEEDCENSUS_HOST_PAUSE_MAX = 3600.0
 # Seconds between progress log lines when not on a terminal.
 FEEDCENSUS_PROGRESS_INTERVAL = 30.0
 # When stderr is a terminal, redraw one live progress line (False: periodic log lines only).

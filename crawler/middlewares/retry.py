@@ -11,7 +11,6 @@ download slot: other requests keep flowing while this one sleeps.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
@@ -19,6 +18,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.response import response_status_message
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
+
+from crawler.fetch.politeness import retry_after_seconds
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -30,22 +31,9 @@ def retry_delay(
     attempt: int, retry_after: str | None, *, base: float, cap: float, now: datetime | None = None
 ) -> float:
     """Seconds to wait before retry number ``attempt`` (1 for the first retry)."""
-    if retry_after:
-        value = retry_after.strip()
-        seconds: float | None = None
-        if value.isdigit():
-            seconds = float(value)
-        else:
-            try:
-                when = parsedate_to_datetime(value)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=UTC)
-                seconds = (when - (now or datetime.now(UTC))).total_seconds()
-        if seconds is not None:
-            return max(0.0, min(seconds, cap))
+    seconds = retry_after_seconds(retry_after, now or datetime.now(UTC))
+    if seconds is not None:
+        return min(seconds, cap)
     return min(base * 2.0 ** max(attempt - 1, 0), cap)
 
 

@@ -1,0 +1,112 @@
+"""A host that says "slow down" is slowed as a whole: the thin Scrapy component around ``crawler.fetch.politeness``.
+
+Scrapy's retry middleware makes the one refused request wait before it is tried again, and the host's
+other requests go on: a host answering 429 with ``Retry-After: 20`` got 36 more requests in those 20 s
+(issue #41). ``HostPauseMiddleware`` pauses the host's download slot instead: after a 429 or a 503 no
+request to that host starts until the pause ends (requests already being downloaded finish). The
+requests queued for the host wait in its slot, where Scrapy's downloader-aware priority queue sees
+them and hands out other hosts' requests meanwhile.
+
+It sits just above the retry middleware (550), so it sees the 429 before the retry is made, and a
+retried request, a redirect and robots.txt come through it like any other request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from time import monotonic
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.asyncio import call_later
+
+from crawler.fetch.politeness import HostPauses, Pause
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request
+    from scrapy.core.downloader import Downloader
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+#: The request's meta key saying why it waited (a pause it found its host in).
+WAITED_META = "feedcensus_waited_for"
+
+
+class HostPauseMiddleware:
+    """Pauses a host's download slot after a 429 or 503, for its Retry-After or a back-off (capped)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.pauses = HostPauses(
+            base=settings.getfloat("FEEDCENSUS_RETRY_BACKOFF_BASE"),
+            cap=settings.getfloat("FEEDCENSUS_HOST_PAUSE_MAX"),
+        )
+        #: The pause each held slot is held for (by slot key); an entry goes when its host's pause is over.
+        self._held: dict[str, Pause] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _downloader(self) -> Downloader | None:
+        engine = self.crawler.engine
+        return engine.downloader if engine is not None else None
+
+    def paused_hosts(self) -> int:
+        """How many hosts are paused now (for the progress line and the stats)."""
+        return self.pauses.count(monotonic())
+
+    async def process_request(self, request: Request) -> None:
+        downloader = self._downloader()
+        if downloader is None:
+            return
+        key = downloader.get_slot_key(request)
+        now = monotonic()
+        pause = self.pauses.paused(key, now)
+        if pause is None:
+            self._held.pop(key, None)
+            return
+        request.meta[WAITED_META] = pause.reason
+        self.crawler.stats.inc_value("politeness/requests_waited")
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            self._hold(downloader, key, slot, pause, now)  # the request waits in the slot's queue
+        else:  # the slot went idle and was dropped during a long pause: wait here
+            await asyncio.sleep(pause.remaining(now))
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        downloader = self._downloader()
+        if downloader is None:
+            return response
+        key = downloader.get_slot_key(request)
+        header = response.headers.get(b"Retry-After")
+        now = monotonic()
+        pause = self.pauses.answered(
+            key,
+            response.status,
+            header.decode("latin-1") if header else None,
+            now=now,
+            wall=datetime.now(UTC),
+        )
+        if pause is not None:
+            slot = downloader.slots.get(key)
+            if slot is not None:
+                self._hold(downloader, key, slot, pause, now)
+            self.crawler.stats.inc_value("politeness/pauses")
+            logger.info("%s: no request for %.1f s", pause.reason, pause.remaining(now))
+        return response
+
+    def _hold(self, downloader: Downloader, key: str, slot: Any, pause: Pause, now: float) -> None:
+        """Start nothing from ``slot`` until the pause ends (Scrapy's own delay mechanism: the slot's latercall)."""
+        if self._held.get(key) is pause and slot.latercall is not None:
+            return  # already held for this pause
+        if slot.latercall is not None:
+            slot.latercall.cancel()
+        slot.latercall = call_later(pause.remaining(now), downloader._latercall, slot)
+        self._held[key] = pause
