@@ -17,10 +17,11 @@ __all__ = ["markdown_cell", "markdown_table"]
 #: Every line break a Markdown renderer (or Python's ``str.splitlines``) may honour: CR LF, CR, LF,
 #: vertical tab, form feed, NEL, and the Unicode line and paragraph separators. Each run becomes one space.
 _LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
-#: Characters that would end the cell (``|``), start a code span, emphasis, a link, HTML or an entity,
-#: or escape the next one (``\\``): each gets a backslash, which CommonMark allows before any ASCII
-#: punctuation and renders as the character itself.
-_SPECIAL = re.compile(r"([\\`|*<>\[\]&])")
+#: Characters that would end the cell (``|``), start a code span, emphasis, strikethrough, a link, HTML,
+#: an entity or (in Jupyter) math, or escape the next one (``\\``); and an underscore that could open or
+#: close emphasis (one not between two letters or digits: ``conforms_rss_spec`` stays as it is). Each gets
+#: a backslash, which CommonMark allows before any ASCII punctuation and renders as the character itself.
+_SPECIAL = re.compile(r"[\\`|*~<>\[\]&$]|(?<![^\W_])_|_(?![^\W_])")
 
 
 def markdown_cell(value: object) -> str:
@@ -31,7 +32,7 @@ def markdown_cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     text = _LINE_BREAKS.sub(" ", str(value))
-    return _SPECIAL.sub(r"\\\1", text).strip()
+    return _SPECIAL.sub(lambda m: "\\" + m.group(0), text).strip()
 
 
 def markdown_table(columns: Sequence[object], rows: Iterable[Sequence[object]], title: str = "") -> str:
