@@ -15,7 +15,7 @@ string.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
@@ -148,7 +148,8 @@ class Dataset:
 
     def survey_frames(self, job: str | None = None, fmt: str = "rss") -> dict[str, pd.DataFrame]:
         """The survey's tables by name (``formats``, ``channel_elements``, ``rule_failures``,
-        ``breadth_funnel``...), each a pandas DataFrame; the same as the CSV files of ``survey --out``."""
+        ``breadth_funnel``...), each a pandas DataFrame: the rows of the CSV files ``survey --out`` writes,
+        its columns first, then any other key the rows hold (``key`` in the breadth measure tables)."""
         import pandas as pd
 
         return {
@@ -163,7 +164,15 @@ def survey_table_to_arrow(table: Table) -> pa.Table:
     if not table.rows:
         kinds = {c.key: c.kind for c in table.columns}
         return pa.schema([(n, _KIND_TYPES.get(kinds.get(n, "text"), pa.string())) for n in names]).empty_table()
-    return pa.Table.from_pylist([{n: row.get(n) for n in names} for row in table.rows])
+    return pa.table({n: _column([row.get(n) for row in table.rows]) for n in names})
+
+
+def _column(values: list[object]) -> pa.Array[Any]:
+    """Values as Arrow infers them (ints and floats together become floats); text when they mix kinds."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
 def open_dataset(path_or_uri: str | os.PathLike[str]) -> Dataset:

@@ -122,13 +122,19 @@ def test_the_survey_tables_as_data_frames(crawl: Path) -> None:
     assert con.sql("SELECT count(*) FROM fetch_log").fetchall() == [(len(data.table("fetch_log", job="first")),)]
 
 
-def test_an_empty_survey_table_keeps_its_columns() -> None:
+def test_survey_tables_convert_empty_and_mixed_columns() -> None:
     from crawler.report.model import Column, Table
 
     empty = Table("t", "T", (Column("name", "name"), Column("feeds", "feeds", "int"), Column("pct", "%", "pct")), ())
     arrow = feedcensus.dataset.survey_table_to_arrow(empty)
     assert arrow.num_rows == 0
     assert arrow.schema.types == [pa.string(), pa.int64(), pa.float64()]
+    mixed = Table(
+        "m", "M", (Column("value", "value"),), ({"value": 1}, {"value": 2.5}, {"value": "n/a"}, {"value": None})
+    )
+    assert feedcensus.dataset.survey_table_to_arrow(mixed).column("value").to_pylist() == ["1", "2.5", "n/a", None]
+    numbers = Table("n", "N", (Column("value", "value"),), ({"value": 1}, {"value": 2.5}))
+    assert feedcensus.dataset.survey_table_to_arrow(numbers).column("value").type == pa.float64()
 
 
 def test_what_is_not_there_is_one_clear_error(crawl: Path, tmp_path: Path) -> None:
