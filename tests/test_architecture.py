@@ -1,7 +1,7 @@
 """The layers of docs/architecture.md, checked on every import in the code.
 
-Every ``import`` and ``from ... import`` in ``crawler/``, ``pipelines/`` and
-``schemas/`` is read with ``ast`` (at module level, inside functions and under
+Every ``import`` and ``from ... import`` in ``crawler/``, ``pipelines/``,
+``schemas/`` and ``feedcensus/`` is read with ``ast`` (at module level, inside functions and under
 ``TYPE_CHECKING`` alike) and judged against the table below, which is the
 one in docs/architecture.md.
 """
@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "crawler.report": 4,
     "crawler.demo": 4,
     "crawler.cli": 5,
+    "feedcensus": 5,
 }
 #: Parts that must never import Scrapy or Twisted (the pure core, the report, the demo web).
 NO_SCRAPY = (
@@ -52,6 +53,7 @@ NO_SCRAPY = (
     "crawler.archive",
     "crawler.report",
     "crawler.demo",
+    "feedcensus",
 )
 
 
@@ -65,7 +67,7 @@ def part_of(module: str) -> str | None:
 
 def modules() -> list[tuple[str, Path]]:
     found = []
-    for top in ("schemas", "pipelines", "crawler"):
+    for top in ("schemas", "pipelines", "crawler", "feedcensus"):
         for path in sorted((REPO / top).rglob("*.py")):
             rel = path.relative_to(REPO).with_suffix("")
             name = ".".join(rel.parts).removesuffix(".__init__")

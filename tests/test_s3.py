@@ -181,3 +181,22 @@ def test_two_workers_of_a_distributed_crawl_write_one_readable_dataset(
     assert dupes.fetchall() == []
     feeds = open_table(out, "feeds", "d").to_table()
     assert feeds.num_rows == sum(w["feeds"] for w in workers) > 0
+
+
+def test_open_dataset_reads_the_uri(crawled: dict[str, Any]) -> None:
+    """``feedcensus.open_dataset`` takes the same URIs as ``--out``: each table, DuckDB views and the survey."""
+    pl = pytest.importorskip("polars", reason="the notebooks extra (polars) is not installed")
+    pytest.importorskip("pandas", reason="the notebooks extra (pandas) is not installed")
+    import feedcensus
+
+    data = feedcensus.open_dataset(crawled["uri"])
+    assert data.root == crawled["uri"] and data.jobs == ["s3a", "s3b"]
+    con = data.duckdb()
+    for table in TABLES:
+        want = read_table(crawled["local"], table).num_rows
+        assert data.table(table, job="s3b").num_rows == want > 0, table
+        frame = data.to_polars(table, job="s3b")
+        assert frame.schema["job_id"] == pl.String and frame.height == want, table
+        assert con.sql(f"SELECT count(*) FROM {table} WHERE job_id = 's3b'").fetchall() == [(want,)], table
+    frames = data.survey_frames(job="s3b")
+    assert frames["formats"]["feeds"].sum() == read_table(crawled["local"], "feeds").num_rows

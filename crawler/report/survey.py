@@ -25,6 +25,7 @@ All aggregation happens in DuckDB; Python only walks result rows.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,9 @@ def connect(out: str, job_id: str | None = None) -> tuple[duckdb.DuckDBPyConnect
     if job not in jobs:
         raise SurveyError(f"no job {job!r} in {out}; jobs: {', '.join(jobs)}")
     con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
+    # In Jupyter the bar is off already, and DuckDB refuses to set it at all without ipywidgets.
+    with contextlib.suppress(duckdb.InvalidInputException):
+        con.execute("SET enable_progress_bar = false")
     for table in TABLES:
         con.register(table, _arrow(out, table, job))
     _carry_forward(con, out, job)
