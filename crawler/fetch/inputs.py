@@ -61,6 +61,32 @@ class Inputs:
         return len(self.requests) + len(self.local_opml) + len(self.problems)
 
 
+#: The seed lines left out that the crawl warns about one by one; the rest are counted in one more line.
+SHOWN_SEED_PROBLEMS = 5
+
+
+def seed_warnings(problems: Iterable[FetchRecord], shown: int = SHOWN_SEED_PROBLEMS) -> list[str]:
+    """The warnings for the seeds left out: the first ``shown`` (where and why), then one line counting the
+    rest (996 junk lines beside one good URL printed 996 warnings). Every one has its fetch_log row."""
+    lines: list[str] = []
+    rest = 0
+    for rec in problems:
+        if rec.discovered_via != Via.SEED or not rec.error:
+            continue
+        if len(lines) < shown:
+            lines.append(f"{rec.error}: {rec.url!r}")
+        else:
+            rest += 1
+    if rest:
+        lines.append(f"and {counted(rest, 'more seed line')} left out (fetch_log has each, outcome input_error)")
+    return lines
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, in the plural unless ``n`` is 1 (``noun + "s"`` unless ``plural`` is given)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
 def _input_error(url: str, error: str, source: str, via: Via) -> FetchRecord:
     return FetchRecord(url=url, outcome=Outcome.INPUT_ERROR, error=error, source=source, discovered_via=via, depth=0)
 
