@@ -7,6 +7,7 @@ a server on 127.0.0.1, as a user meets them.
 
 from __future__ import annotations
 
+import gzip
 import os
 import pty
 import re
@@ -20,6 +21,7 @@ from pathlib import Path
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.extensions.progress import status_line, summary_lines
 from crawler.fetch.inputs import SHOWN_SEED_PROBLEMS
+from crawler.fetch.opml import MAX_GUNZIPPED_BYTES, gunzip, parse_opml
 from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli
 
 HTML = {"Content-Type": "text/html"}
@@ -165,3 +167,30 @@ def test_two_ctrl_c_the_summary_starts_its_own_line(tmp_path: Path) -> None:
     assert "responses/min" in out[:at]  # the last progress line is left on the screen, ended
     assert "0 MiB" not in out and "CPU 0.0 s" not in out, out[at:]
     assert "workers: 1 process read 0 feeds and pages (CPU and memory unknown" in out, out[at:]
+
+
+def test_a_gzip_compressed_opml_file_is_read(tmp_path: Path) -> None:
+    """Gave "root element is ‹ÿ>"."""
+    web = Web()
+    web.add("/feed.xml", Route(FEED, headers=RSS))
+    with WebServer(web) as server:
+        body = f'<opml version="2.0"><body><outline text="x" type="rss" xmlUrl="{server.url}/feed.xml"/></body></opml>'
+        opml = tmp_path / "list.opml.gz"
+        opml.write_bytes(gzip.compress(body.encode()))
+        proc = run_cli("crawl", "--opml", str(opml), "--out", str(tmp_path / "out"), *QUICK_CRAWL, *NO_ROBOTS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "root element" not in proc.stderr
+    assert "feeds: 1   items: 1" in proc.stderr and "opml lists: 1" in proc.stderr
+
+
+def test_gzip_opml_that_cannot_be_read_says_why_in_one_line(tmp_path: Path) -> None:
+    body = b'<opml version="2.0"><body><outline text="x" xmlUrl="http://a.test/f"/></body></opml>'
+    assert parse_opml(gzip.compress(body) + gzip.compress(body)).outlines[1].xml_url == "http://a.test/f"
+    assert gunzip(gzip.compress(b" " * 4096), 4095) == (b"", "gzip-compressed, and more than 0 MiB decompressed")
+    big = gzip.compress(b" " * (MAX_GUNZIPPED_BYTES + 1))
+    assert parse_opml(big).error == "gzip-compressed, and more than 32 MiB decompressed"
+    cut = tmp_path / "cut.opml.gz"
+    cut.write_bytes(gzip.compress(body)[:-12])
+    proc = run_cli("crawl", "--opml", str(cut), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"feedcensus crawl: {cut}: gzip-compressed, but cut short"]
