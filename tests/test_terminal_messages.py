@@ -94,31 +94,37 @@ def test_an_opml_xmlurl_that_is_a_page_is_counted_as_a_page_read(tmp_path: Path)
 
 def test_counts_of_one_are_singular_and_unknown_worker_figures_are_not_zeros() -> None:
     stats = {
-        "response_received_count": 3,
+        "response_received_count": 1,
+        "feedcensus/outcome/feed": 1,
+        "feedcensus/items": 1,
         "feedcensus/outcome/page": 1,
         "feedcensus/outcome/http_error": 1,
         "autodiscovery/pages": 1,
         "autodiscovery/links": 1,
         "feedcensus/history/jobs": 1,
-        "feedcensus/history/feeds": 4,
+        "feedcensus/history/feeds": 1,
         "feedcensus/files_written": 1,
         "feedcensus/warc/dir": "archive/",
         "feedcensus/warc/records": 1,
         "feedcensus/warc/files": 1,
         "feedcensus/workers/processes": 1,
-        "feedcensus/workers/documents": 2,
+        "feedcensus/workers/documents": 1,
     }
     line = status_line(stats, pending=0, elapsed=1.0)
-    assert ", 1 error, " in line, line
+    assert line.startswith("1 response, 0 pending, 1 feed, 1 item, 1 error, "), line
     summary = "\n".join(summary_lines(stats, "/data", "job1"))
     assert "pages: 1 (0 advertising feeds, 1 feed link)" in summary
-    assert "4 feeds known from 1 earlier job;" in summary
+    assert "incremental: 1 feed known from 1 earlier job;" in summary
     assert "job_id=job1; 1 file;" in summary
     assert "(1 record in 1 file, " in summary
     # killed workers reported no figures: they are unknown, not 0.0 s and 0 MiB
-    assert "workers: 1 process read 2 feeds and pages (CPU and memory unknown: stopped before they reported" in summary
+    assert "workers: 1 process read 1 feed or page (CPU and memory unknown: stopped before they reported" in summary
     assert "0 MiB" not in summary
-    stats |= {"feedcensus/workers/processes": 2, "feedcensus/workers/cpu_seconds": 1.5}
+    stats |= {
+        "feedcensus/workers/processes": 2,
+        "feedcensus/workers/documents": 2,
+        "feedcensus/workers/cpu_seconds": 1.5,
+    }
     stats["feedcensus/workers/peak_rss_mb"] = 60.2
     assert "workers: 2 processes read 2 feeds and pages (CPU 1.5 s, peak RSS of one 60 MiB;" in "\n".join(
         summary_lines(stats, "/data", "job1")

@@ -392,8 +392,9 @@ def check_usable(args: argparse.Namespace, max_url_length: int) -> Inputs:
     """Exit 2 when no input can be fetched at all; a line for each unusable one given on the command line;
     the inputs read. They are those of ``args`` only: a replay's seeds given as lists (``seed_lists``) are
     not among them, so a replay lets its spider read its inputs itself."""
-    from crawler.fetch.inputs import counted, read_inputs
+    from crawler.fetch.inputs import read_inputs
     from crawler.fetch.urls import check_url
+    from crawler.fetch.words import counted
 
     inputs = read_inputs(args.seeds or [], args.opml or [], args.url or [])
     usable = len(inputs.local_opml)
@@ -857,7 +858,7 @@ def exit_status(
         exc = result.engine_error
         return EXIT_USAGE, f"the crawl failed: {type(exc).__name__}: {exc}"
     if result.interrupted:
-        from crawler.fetch.inputs import counted
+        from crawler.fetch.words import counted
 
         files = stats.get("feedcensus/files_written", 0)
         return (

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from scrapy import signals
 from twisted.internet import task
 
-from crawler.fetch.inputs import counted
+from crawler.fetch.words import counted
 
 if TYPE_CHECKING:
     from typing import Self
@@ -61,8 +61,8 @@ def status_line(stats: dict[str, Any], pending: int, elapsed: float) -> str:
     errors = sum(v for k, v in outcomes.items() if k not in OK_OUTCOMES)
     rate = done / elapsed * 60 if elapsed > 0 else 0.0
     line = (
-        f"{done} responses, {pending} pending, {outcomes.get('feed', 0)} feeds, "
-        f"{stats.get('feedcensus/items', 0)} items, {counted(errors, 'error')}, {rate:,.0f} responses/min, "
+        f"{counted(done, 'response')}, {pending} pending, {counted(outcomes.get('feed', 0), 'feed')}, "
+        f"{counted(stats.get('feedcensus/items', 0), 'item')}, {counted(errors, 'error')}, {rate:,.0f} responses/min, "
         f"elapsed {clock(elapsed)}"
     )
     if pending and rate > 0:
@@ -118,7 +118,7 @@ def pages_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
 def incremental_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
     """What the earlier jobs saved this one: feeds not due, 304s, unchanged bodies; and the new items."""
     return (
-        f"incremental: {stats.get('feedcensus/history/feeds', 0)} feeds known from "
+        f"incremental: {counted(stats.get('feedcensus/history/feeds', 0), 'feed')} known from "
         f"{counted(stats['feedcensus/history/jobs'], 'earlier job')}; not due {outcomes.get('not_due', 0)}, "
         f"not modified {outcomes.get('not_modified', 0)}, unchanged {stats.get('feedcensus/unchanged', 0)}, "
         f"new items {stats.get('feedcensus/new_items', 0)}"
@@ -136,7 +136,7 @@ def workers_line(stats: dict[str, Any]) -> str:
     )
     return (
         f"workers: {counted(stats['feedcensus/workers/processes'], 'process', 'processes')} read "
-        f"{stats.get('feedcensus/workers/documents', 0)} feeds and pages "
+        f"{counted(stats.get('feedcensus/workers/documents', 0), 'feed or page', 'feeds and pages')} "
         f"({used}; replaced {stats.get('feedcensus/workers/replaced', 0)})"
     )
 

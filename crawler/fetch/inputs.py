@@ -16,6 +16,7 @@ from pathlib import Path
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.seeds import SeedProblem, read_seeds, read_seeds_file
 from crawler.fetch.urls import requestable_host
+from crawler.fetch.words import counted
 from schemas.items import FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
 
@@ -80,11 +81,6 @@ def seed_warnings(problems: Iterable[FetchRecord], shown: int = SHOWN_SEED_PROBL
     if rest:
         lines.append(f"and {counted(rest, 'more seed line')} left out (fetch_log has each, outcome input_error)")
     return lines
-
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and ``noun``, in the plural unless ``n`` is 1 (``noun + "s"`` unless ``plural`` is given)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def _input_error(url: str, error: str, source: str, via: Via) -> FetchRecord:
