@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The test command: lint (ruff, with the complexity limit), types (mypy --strict), then the whole pytest suite.
-# Called by `make test` and by .ci/run.
+# Called by `make test` (which .ci/run calls). Before pytest, scripts/provision.sh installs what the tests need
+# beyond .venv (redis-server, Chromium) when they are missing and we are root with apt-get, or says what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 "$BIN/ruff" check .
 "$BIN/ruff" format --check .
 "$BIN/mypy"
+bash scripts/provision.sh
 set +e
 # In parallel, one test process per logical core (pytest-xdist).
 # --dist loadfile keeps a file's tests in one process, so its module fixtures (crawls of the demo web) run once.

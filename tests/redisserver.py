@@ -36,7 +36,7 @@ def redis_server_binary() -> str:
             return candidate
     pytest.fail(
         "redis-server is not installed: the frontier tests need a real one "
-        "(apt-get install redis-server, which .ci/run does; or set REDIS_SERVER=/path/to/redis-server)",
+        "(apt-get install redis-server, which `make test` does when run as root; or set REDIS_SERVER=/path/to/redis-server)",
         pytrace=False,
     )
 

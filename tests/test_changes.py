@@ -339,6 +339,29 @@ def test_cadence_from_first_sightings(dataset: Path) -> None:
     assert sorted(cadence) == [A, B, C, G, H]  # every feed of run three, not E (not a feed)
 
 
+def test_a_rate_by_first_sighting_needs_a_day_observed(tmp_path: Path) -> None:
+    """One new item in two runs 94 s apart printed "items/week by first sighting 6388.05", "weeks observed 0.00"."""
+    out = tmp_path / "short"
+    first = {"feeds": [feed(A, ONE, T1, item_count=1)], "items": [item(A, 0, "a1", ONE, new=True)]}
+    write_job(out, ONE, {**first, "fetch_log": [log(A, T1)]})
+    later = T1 + timedelta(seconds=94)
+    items = [item(A, 0, "a9", TWO, new=True), item(A, 1, "a1", ONE, new=False)]
+    write_job(out, TWO, {"feeds": [feed(A, TWO, later, item_count=2)], "items": items, "fetch_log": [log(A, later)]})
+    (row,) = compute(str(out)).sections["cadence"]
+    assert (row["new_identities"], row["per_week_first_seen"], row["observed_too_short"]) == (1, None, True)
+    md = to_markdown(compute(str(out)))
+    assert "6388" not in md and "0.00" not in md
+    assert "| http://a.test/feed | n/a | 0 | too short to tell | 1 | under 1 day | one |" in md
+    assert "too short to tell while those fetches are less than 1 day apart" in md
+    # a day apart is enough
+    items = [item(A, 0, "a9", TWO, new=False), item(A, 1, "a1", ONE, new=False)]
+    write_job(
+        out, THREE, {"feeds": [feed(A, THREE, T1 + DAY, item_count=2)], "items": items, "fetch_log": [log(A, T1 + DAY)]}
+    )
+    (row,) = compute(str(out)).sections["cadence"]
+    assert (row["per_week_first_seen"], row["observed_too_short"]) == (7.0, False)
+
+
 def test_markdown_has_every_section_with_its_count(dataset: Path) -> None:
     md = to_markdown(compute(str(dataset)))
     assert md.startswith("# Changes between runs: job three since two\n")

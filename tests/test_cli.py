@@ -47,7 +47,7 @@ def test_lint_text_output_and_unreadable_input(tmp_path: Path) -> None:
     )
     proc = run_cli("lint", str(feed), str(tmp_path / "missing.xml"))
     assert proc.returncode == 2
-    assert "rss 2.0 well-formed, 1 items" in proc.stdout
+    assert "rss 2.0 well-formed, 1 item" in proc.stdout
     assert "pubdate (1)" in proc.stdout
     (err,) = proc.stderr.strip().splitlines()
     assert "missing.xml" in err and "Traceback" not in proc.stderr

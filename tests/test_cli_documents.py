@@ -107,7 +107,7 @@ def test_lint_names_the_root_of_a_document_that_is_not_a_feed(tmp_path: Path) ->
 def test_lint_exits_0_on_feeds_even_broken_ones(docs: dict[str, Path]) -> None:
     proc = run_cli("lint", str(docs["feed"]), str(docs["truncated"]), str(docs["crlf"]))
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
-    assert "NOT well-formed" in proc.stdout and "rss 2.0 well-formed, 1 items" in proc.stdout
+    assert "NOT well-formed" in proc.stdout and "rss 2.0 well-formed, 1 item" in proc.stdout
 
 
 def test_lint_exit_code_is_the_worst_of_its_documents(docs: dict[str, Path], tmp_path: Path, site: WebServer) -> None:
@@ -119,7 +119,7 @@ def test_lint_exit_code_is_the_worst_of_its_documents(docs: dict[str, Path], tmp
     # an http document that cannot be read (404) is 2 as well; a readable feed over http is 0
     assert run_cli("lint", site.url_for("/nothing-here.xml")).returncode == 2
     ok = run_cli("lint", site.url_for("/feed.xml"))
-    assert ok.returncode == 0 and "rss 2.0 well-formed, 1 items" in ok.stdout
+    assert ok.returncode == 0 and "rss 2.0 well-formed, 1 item" in ok.stdout
 
 
 # --------------------------------------------------------------------------- lint: human output
@@ -357,4 +357,4 @@ def test_a_redirect_to_another_http_url_is_followed(site: WebServer) -> None:
     with RawServer(f"HTTP/1.1 301 Moved\r\nLocation: {feed}\r\nContent-Length: 0\r\n\r\n".encode()) as server:
         proc = run_cli("lint", server.url, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.startswith(f"{server.url}: rss 2.0 well-formed, 1 items")  # the redirecting server sends no body
+    assert proc.stdout.startswith(f"{server.url}: rss 2.0 well-formed, 1 item")  # the redirecting server sends no body

@@ -516,7 +516,7 @@ def test_workers_import_the_crawls_code_whatever_folder_the_crawl_runs_in(tmp_pa
             cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "workers: 1 process(es) read 1 feeds and pages" in proc.stderr
+    assert "workers: 1 process read 1 feed or page" in proc.stderr
     assert "replaced 0" in proc.stderr
     [log] = read_table(tmp_path / "out", "fetch_log").to_pylist()
     assert log["outcome"] == "feed"

@@ -13,6 +13,7 @@
     feedcensus discover [--json] [--base-url URL] URL_OR_FILE...
     feedcensus rules [--json]
     feedcensus demo [--out DIR]
+    feedcensus --version
 
 Bad input gives one line on stderr and exit code 2, never a traceback.
 ``crawl`` exits 0 when it ran, 1 when it fetched nothing usable, 2 on bad
@@ -26,6 +27,7 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from crawler.cli.commoncrawl import cmd_commoncrawl
 from crawler.cli.crawl import cmd_crawl, cmd_demo
@@ -119,8 +121,30 @@ def frontier_option(p: argparse.ArgumentParser, what: str, workers: str, note: s
     )
 
 
+def installed_version() -> str:
+    """The version of the installed ``feedcensus`` distribution (its package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("feedcensus")
+    except PackageNotFoundError:
+        return "unknown (not installed: pip install -e . gives it)"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the version on stdout, exit 0. Looked up only when asked (importlib.metadata costs ~0.1 s)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(f"feedcensus {installed_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="feedcensus", description="Find, crawl and measure RSS and Atom feeds.")
+    p.add_argument("--version", action=VersionAction, help="print the installed version and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("crawl", help="crawl seed sites, OPML lists and URLs into Parquet datasets")

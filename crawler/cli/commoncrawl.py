@@ -22,6 +22,7 @@ from crawler.cli.crawl import (
     start_frontier,
 )
 from crawler.cli.errors import fail
+from crawler.fetch.words import counted
 
 #: What the census over an archive changes (a -s given on the command line still wins).
 ARCHIVE_SETTINGS: dict[str, Any] = {
@@ -83,6 +84,8 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
     if args.frontier:
         start_frontier(args.frontier, settings, WORKER_OPTIONS)
     feeds = sum(1 for r in rows if r.kind == "feed")
-    print(f"archive records: {feeds} feeds, {len(rows) - feeds} pages, from {base}", file=sys.stderr)
+    print(
+        f"archive records: {counted(feeds, 'feed')}, {counted(len(rows) - feeds, 'page')}, from {base}", file=sys.stderr
+    )
     result = crawl(args, settings, spider=ArchiveSpider, records=rows, archive_base=base)
     return report_end(result, args, settings, "commoncrawl")

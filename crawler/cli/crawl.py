@@ -394,6 +394,7 @@ def check_usable(args: argparse.Namespace, max_url_length: int) -> Inputs:
     not among them, so a replay lets its spider read its inputs itself."""
     from crawler.fetch.inputs import read_inputs
     from crawler.fetch.urls import check_url
+    from crawler.fetch.words import counted
 
     inputs = read_inputs(args.seeds or [], args.opml or [], args.url or [])
     usable = len(inputs.local_opml)
@@ -411,7 +412,7 @@ def check_usable(args: argparse.Namespace, max_url_length: int) -> Inputs:
         if not unusable:
             raise fail("nothing to crawl: the inputs name no URL")
         url, reason = unusable[0]
-        more = f" (and {len(unusable) - 1} more unusable inputs)" if len(unusable) > 1 else ""
+        more = f" (and {counted(len(unusable) - 1, 'more unusable input')})" if len(unusable) > 1 else ""
         raise fail(f"nothing to crawl: {shown_input(url)}: {reason}{scheme_hint(url)}{more}")
     for url, reason in unusable:
         if url in named:
@@ -689,6 +690,7 @@ def run_crawl(
     interruption); say how it went."""
     from scrapy.crawler import CrawlerProcess
 
+    from crawler.extensions.progress import Progress
     from crawler.spiders.census import CensusSpider
     from pipelines.dataset.nopandas import pyarrow_without_pandas
 
@@ -701,6 +703,10 @@ def run_crawl(
     inputs = {"seeds": list(seeds), "opml": list(opml), "url": list(urls), **spider_args}
     process.crawl(crawler, **inputs).addErrback(failures.append)
     process.start()
+    # What is printed next (the summary, an error) starts on a line of its own, after a forced stop too.
+    with contextlib.suppress(RuntimeError):  # no extensions: the crawler failed before making them
+        if (progress := crawler.get_extension(Progress)) is not None:
+            progress.stop()
     if failures:
         raise crawl_failure(failures[0].value, errors)
     return crawl_result(crawler, errors, time.monotonic() - started)
@@ -853,10 +859,12 @@ def exit_status(
         exc = result.engine_error
         return EXIT_USAGE, f"the crawl failed: {type(exc).__name__}: {exc}"
     if result.interrupted:
+        from crawler.fetch.words import counted
+
         files = stats.get("feedcensus/files_written", 0)
         return (
             EXIT_INTERRUPTED,
-            f"interrupted; {files} files committed to {out} (job {job}); {resume_command(args, settings)}",
+            f"interrupted; {counted(files, 'file')} committed to {out} (job {job}); {resume_command(args, settings)}",
         )
     fetched = sum(stats.get(f"feedcensus/outcome/{o}", 0) for o in USABLE_OUTCOMES)
     took_work = not worker or stats.get("feedcensus/frontier/leased", 0) > 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.cli.errors import EXIT_USAGE, CliError, fail
+from crawler.fetch.words import counted
 from schemas.vocab import FeedFormat
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ def print_lint(result: dict[str, Any], body: bytes) -> None:
         if part
     )
     print(
-        f"{result['source']}: {head}, {result['item_count']} items"
+        f"{result['source']}: {head}, {counted(result['item_count'], 'item')}"
         + (f" ({result['error']})" if result["error"] else "")
     )
     print("  channel: " + ", ".join(result["channel_elements"]))

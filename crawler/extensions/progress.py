@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from scrapy import signals
 from twisted.internet import task
 
+from crawler.fetch.words import counted
+
 if TYPE_CHECKING:
     from typing import Self
 
@@ -59,8 +61,8 @@ def status_line(stats: dict[str, Any], pending: int, elapsed: float) -> str:
     errors = sum(v for k, v in outcomes.items() if k not in OK_OUTCOMES)
     rate = done / elapsed * 60 if elapsed > 0 else 0.0
     line = (
-        f"{done} responses, {pending} pending, {outcomes.get('feed', 0)} feeds, "
-        f"{stats.get('feedcensus/items', 0)} items, {errors} errors, {rate:,.0f} responses/min, "
+        f"{counted(done, 'response')}, {pending} pending, {counted(outcomes.get('feed', 0), 'feed')}, "
+        f"{counted(stats.get('feedcensus/items', 0), 'item')}, {counted(errors, 'error')}, {rate:,.0f} responses/min, "
         f"elapsed {clock(elapsed)}"
     )
     if pending and rate > 0:
@@ -74,8 +76,7 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
     lines = [
         f"inputs: {stats.get('feedcensus/inputs', 0)}   requests: {stats.get('downloader/request_count', 0)}   "
         f"responses: {stats.get('response_received_count', 0)}",
-        f"pages: {outcomes.get('page', 0)} ({stats.get('autodiscovery/pages_advertising', 0)} advertising feeds, "
-        f"{stats.get('autodiscovery/links', 0)} feed links)   opml lists: {outcomes.get('opml', 0)}",
+        f"{pages_line(stats, outcomes)}   opml lists: {outcomes.get('opml', 0)}",
         f"feeds: {outcomes.get('feed', 0)}   items: {stats.get('feedcensus/items', 0)}   "
         f"not well-formed: {stats.get('feedcensus/not_well_formed', 0)}   duplicates skipped: {outcomes.get('duplicate', 0)}",
         "errors: " + (", ".join(f"{k} {v}" for k, v in errors.items()) if errors else "none"),
@@ -85,8 +86,8 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
     lines.append(data_line(stats, out, job_id))
     if "feedcensus/warc/dir" in stats:
         lines.append(
-            f"warc: {stats['feedcensus/warc/dir']} ({stats.get('feedcensus/warc/records', 0)} records in "
-            f"{stats.get('feedcensus/warc/files', 0)} files, {stats.get('feedcensus/warc/bytes', 0) / 1e6:.1f} MB)"
+            f"warc: {stats['feedcensus/warc/dir']} ({counted(stats.get('feedcensus/warc/records', 0), 'record')} in "
+            f"{counted(stats.get('feedcensus/warc/files', 0), 'file')}, {stats.get('feedcensus/warc/bytes', 0) / 1e6:.1f} MB)"
         )
     if stats.get("feedcensus/workers/processes"):
         lines.append(workers_line(stats))
@@ -99,11 +100,26 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
     return lines
 
 
+def pages_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
+    """The HTML pages read for feed links: those fetched as pages and, said apart, the HTML answers where a feed
+    was expected (an OPML xmlUrl, an advertised link: outcome not_feed, counted among the errors), whose links
+    are read too; ``pages: 0 (1 advertising feeds, 3 feed links)`` contradicted itself."""
+    as_pages = outcomes.get("page", 0)
+    read = max(stats.get("autodiscovery/pages", 0), as_pages)
+    found = (
+        f"{stats.get('autodiscovery/pages_advertising', 0)} advertising feeds, "
+        f"{counted(stats.get('autodiscovery/links', 0), 'feed link')}"
+    )
+    if read == as_pages:
+        return f"pages: {read} ({found})"
+    return f"pages: {read} ({found}; {read - as_pages} of them HTML where a feed was expected, in errors as not_feed)"
+
+
 def incremental_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
     """What the earlier jobs saved this one: feeds not due, 304s, unchanged bodies; and the new items."""
     return (
-        f"incremental: {stats.get('feedcensus/history/feeds', 0)} feeds known from "
-        f"{stats['feedcensus/history/jobs']} earlier jobs; not due {outcomes.get('not_due', 0)}, "
+        f"incremental: {counted(stats.get('feedcensus/history/feeds', 0), 'feed')} known from "
+        f"{counted(stats['feedcensus/history/jobs'], 'earlier job')}; not due {outcomes.get('not_due', 0)}, "
         f"not modified {outcomes.get('not_modified', 0)}, unchanged {stats.get('feedcensus/unchanged', 0)}, "
         f"new items {stats.get('feedcensus/new_items', 0)}"
     )
@@ -111,11 +127,17 @@ def incremental_line(stats: dict[str, Any], outcomes: dict[str, int]) -> str:
 
 def workers_line(stats: dict[str, Any]) -> str:
     """The document workers (FEEDCENSUS_WORKERS): how many, what they read (feeds and HTML pages), what they used."""
+    # A worker reports its CPU time and peak RSS as it ends: workers killed by a forced stop reported none.
+    peak = stats.get("feedcensus/workers/peak_rss_mb", 0)
+    used = (
+        f"CPU {stats.get('feedcensus/workers/cpu_seconds', 0):.1f} s, peak RSS of one {peak:.0f} MiB"
+        if peak
+        else "CPU and memory unknown: stopped before they reported"
+    )
     return (
-        f"workers: {stats['feedcensus/workers/processes']} process(es) read "
-        f"{stats.get('feedcensus/workers/documents', 0)} feeds and pages "
-        f"(CPU {stats.get('feedcensus/workers/cpu_seconds', 0):.1f} s, peak RSS of one "
-        f"{stats.get('feedcensus/workers/peak_rss_mb', 0):.0f} MiB; replaced {stats.get('feedcensus/workers/replaced', 0)})"
+        f"workers: {counted(stats['feedcensus/workers/processes'], 'process', 'processes')} read "
+        f"{counted(stats.get('feedcensus/workers/documents', 0), 'feed or page', 'feeds and pages')} "
+        f"({used}; replaced {stats.get('feedcensus/workers/replaced', 0)})"
     )
 
 
@@ -123,7 +145,7 @@ def data_line(stats: dict[str, Any], out: str, job_id: str) -> str:
     """Where the data went and what was committed there: files, and rows of the main tables."""
     rows = {t: stats.get(f"feedcensus/rows/{t}", 0) for t in ("fetch_log", "feeds", "items")}
     return (
-        f"data: {out} (job_id={job_id}; {stats.get('feedcensus/files_written', 0)} files; "
+        f"data: {out} (job_id={job_id}; {counted(stats.get('feedcensus/files_written', 0), 'file')}; "
         f"fetch_log {rows['fetch_log']} rows, feeds {rows['feeds']}, items {rows['items']})"
     )
 
@@ -146,10 +168,13 @@ class LiveLine:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.shown = False
+        self.ended = False
         self._lock = threading.Lock()
 
     def show(self, text: str) -> None:
         with self._lock:
+            if self.ended:
+                return
             self.stream.write(self.ERASE + text)
             self.stream.flush()
             self.shown = True
@@ -160,6 +185,16 @@ class LiveLine:
                 self.stream.write(self.ERASE)
                 self.stream.flush()
                 self.shown = False
+
+    def end(self) -> None:
+        """No more live line: one still shown (a forced stop never closed the spider) is ended with a newline,
+        so that what is printed next (the summary) starts a line of its own instead of running on after it."""
+        with self._lock:
+            if self.shown:
+                self.stream.write("\n")
+                self.stream.flush()
+                self.shown = False
+            self.ended = True
 
 
 class ClearLiveLine(logging.Filter):
@@ -249,6 +284,14 @@ class Progress:
         if self._clear_filter is not None:
             for handler in logging.getLogger().handlers:
                 handler.removeFilter(self._clear_filter)
+
+    def stop(self) -> None:
+        """The crawl is over, closed or not (a second Ctrl-C stops the reactor without closing the spider):
+        no more ticks, and the live line ends before the command prints the summary."""
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        if self.line is not None:
+            self.line.end()
 
     def engine_stopped(self) -> None:
         from pipelines.writer import dataset_of

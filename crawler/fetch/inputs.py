@@ -16,6 +16,7 @@ from pathlib import Path
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.seeds import SeedProblem, read_seeds, read_seeds_file
 from crawler.fetch.urls import requestable_host
+from crawler.fetch.words import counted
 from schemas.items import FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
 
@@ -59,6 +60,27 @@ class Inputs:
     def count(self) -> int:
         """How many inputs there were: URLs, local lists and unusable entries."""
         return len(self.requests) + len(self.local_opml) + len(self.problems)
+
+
+#: The seed lines left out that the crawl warns about one by one; the rest are counted in one more line.
+SHOWN_SEED_PROBLEMS = 5
+
+
+def seed_warnings(problems: Iterable[FetchRecord], shown: int = SHOWN_SEED_PROBLEMS) -> list[str]:
+    """The warnings for the seeds left out: the first ``shown`` (where and why), then one line counting the
+    rest (996 junk lines beside one good URL printed 996 warnings). Every one has its fetch_log row."""
+    lines: list[str] = []
+    rest = 0
+    for rec in problems:
+        if rec.discovered_via != Via.SEED or not rec.error:
+            continue
+        if len(lines) < shown:
+            lines.append(f"{rec.error}: {rec.url!r}")
+        else:
+            rest += 1
+    if rest:
+        lines.append(f"and {counted(rest, 'more seed line')} left out (fetch_log has each, outcome input_error)")
+    return lines
 
 
 def _input_error(url: str, error: str, source: str, via: Via) -> FetchRecord:

@@ -32,6 +32,11 @@ Design decisions
   declares entities is always read through the repair path with its internal
   subset blanked out: references to those entities stay literal text
   (``&lol9;``); ``well_formed`` still tells whether the original was.
+* **gzip.** A body that starts with gzip's magic bytes (``1f 8b``: a ``.opml.gz``
+  file, or one served without ``Content-Encoding``) is decompressed first, to at
+  most ``MAX_GUNZIPPED_BYTES`` (32 MiB, the crawl's ``DOWNLOAD_MAXSIZE``); more,
+  or data that is not valid gzip, is an ``error`` saying so (it was read as XML:
+  "root element is <‹ÿ>").
 * **Depth.** libxml2 refuses more than 256 levels (a warning; what follows is
   lost); outlines deeper than ``max_depth`` are skipped with a warning saying
   how many. The walk is iterative: no recursion errors.
@@ -62,6 +67,7 @@ import bisect
 import codecs
 import html.entities
 import re
+import zlib
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -73,6 +79,9 @@ from pipelines.document.xmlrefs import fix_surrogate_refs, safe_parser
 __all__ = ["OpmlDocument", "Outline", "parse_opml"]
 
 _MAX_LISTED_WARNINGS = 20
+#: The most a gzip-compressed OPML body may decompress to (the crawl's DOWNLOAD_MAXSIZE).
+MAX_GUNZIPPED_BYTES = 32 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
 _WRAPPER = "feedcensus-opml-wrapper"
 _XML_PREDEFINED = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
@@ -132,6 +141,10 @@ def parse_opml(body: bytes, url: str = "", *, max_depth: int = 50) -> OpmlDocume
 
 def _parse(body: bytes, url: str, max_depth: int) -> OpmlDocument:
     body = bytes(body)
+    if body.startswith(_GZIP_MAGIC):
+        body, problem = gunzip(body, MAX_GUNZIPPED_BYTES)
+        if problem is not None:
+            return OpmlDocument(error=problem)
     if not body.strip(b" \t\r\n\x00\xef\xbb\xbf\xfe\xff"):
         return OpmlDocument(error="empty document")
     doc, tops = _read_tree(body)
@@ -145,6 +158,25 @@ def _parse(body: bytes, url: str, max_depth: int) -> OpmlDocument:
     for opml in opmls:
         _read_opml(opml, url, max_depth, doc)
     return doc
+
+
+def gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
+    """gzip ``data`` decompressed (every member), or ``b""`` and why it cannot be: not valid gzip, cut
+    short, or more than ``limit`` bytes decompressed (never more than ``limit + 1`` are held)."""
+    out = bytearray()
+    rest = data
+    try:
+        while rest.startswith(_GZIP_MAGIC):
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += d.decompress(rest, limit + 1 - len(out))
+            if len(out) > limit:
+                return b"", f"gzip-compressed, and more than {limit // 2**20} MiB decompressed"
+            if not d.eof:
+                return b"", "gzip-compressed, but cut short"
+            rest = d.unused_data
+    except zlib.error as exc:
+        return b"", f"gzip-compressed, but cannot be decompressed: {_one_line(str(exc))}"
+    return bytes(out), None
 
 
 def _read_tree(body: bytes) -> tuple[OpmlDocument, list[etree._Element]]:

@@ -29,7 +29,8 @@ Definitions ("a feed" = a ``feeds`` row whose format is not ``unknown``):
   items per week from first sightings: the identities first seen (``is_new``) in the
   jobs after the feed's first job, up to ``job``, divided by the weeks between its
   fetch in that first job and its fetch in ``job`` (``feeds.fetched_at``), n/a when the
-  feed is in only one job so far.
+  feed is in only one job so far, and too short to tell (``observed_too_short``) when
+  those fetches are less than ``MIN_OBSERVED_DAYS`` (a day) apart.
 
 Every list is sorted (by URL, or by count descending then URL) so output is stable.
 """
@@ -63,6 +64,13 @@ WINDOW_DAYS = DEFAULT_WINDOW.days
 #: Titles shown per feed in the new and changed items sections.
 MAX_TITLES = 3
 _WEEK_SECONDS = 7 * 86400
+#: The shortest time between a feed's first fetch and its latest that gives a rate by first sighting: one new
+#: item in 94 s is not 6,388 a week (it was printed so). Shorter: too short to tell.
+MIN_OBSERVED_DAYS = 1
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 class ChangesError(SurveyError):
@@ -301,8 +309,10 @@ def cadence(con: duckdb.DuckDBPyConnection, span: Span) -> list[dict[str, Any]]:
     for r in rows:
         seconds = r.pop("seconds")
         weeks = seconds / _WEEK_SECONDS if seconds else None
+        too_short = seconds is not None and seconds < MIN_OBSERVED_DAYS * 86400
         r["weeks"] = round(weeks, 2) if weeks else None
-        r["per_week_first_seen"] = round(r["new_identities"] / weeks, 2) if weeks else None
+        r["per_week_first_seen"] = round(r["new_identities"] / weeks, 2) if weeks and not too_short else None
+        r["observed_too_short"] = too_short
     return rows
 
 
@@ -377,7 +387,8 @@ SECTIONS: tuple[Section, ...] = (
         "Publishing cadence",
         f"Items per week by date: items of the latest parse dated within the {WINDOW_DAYS} days before the "
         f"feed's fetch x 7/{WINDOW_DAYS}. By first sighting: item identities first seen after the feed's first "
-        "run, per week between that run's fetch and this one's (n/a while a feed is in one run only).",
+        "run, per week between that run's fetch and this one's (n/a while a feed is in one run only; too short to "
+        f"tell while those fetches are less than {_count(MIN_OBSERVED_DAYS, 'day')} apart).",
         (
             _URL,
             Column("per_week_pub_date", "items/week by date"),
@@ -424,8 +435,10 @@ def compute(out: str, job: str | None = None, since: str | None = None) -> Chang
 _MAX_TITLE = 80
 
 
-def _shown(value: Any, key: str) -> Any:
-    """A value as the Markdown table shows it."""
+def _shown(value: Any, key: str, row: dict[str, Any]) -> Any:
+    """A value of ``row`` as the Markdown table shows it."""
+    if row.get("observed_too_short") and key in ("per_week_first_seen", "weeks"):
+        return "too short to tell" if key == "per_week_first_seen" else f"under {_count(MIN_OBSERVED_DAYS, 'day')}"
     if isinstance(value, list):
         parts = [f"{v['scope']}/{v['element']}" if isinstance(v, dict) else str(v) for v in value]
         if key == "titles":
@@ -436,10 +449,6 @@ def _shown(value: Any, key: str) -> Any:
     if isinstance(value, float):
         return f"{value:.2f}"
     return value
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _summary(changes: Changes) -> str:
@@ -467,7 +476,7 @@ def to_markdown(changes: Changes, level: int = 1) -> str:
     ]
     for section in SECTIONS:
         rows = changes.sections[section.key]
-        shown = tuple({c.key: _shown(r.get(c.key), c.key) for c in section.columns} for r in rows)
+        shown = tuple({c.key: _shown(r.get(c.key), c.key, r) for c in section.columns} for r in rows)
         table = Table(section.key, section.title, section.columns, shown)
         parts += ["", f"{'#' * (level + 1)} {section.title} ({len(rows)})", "", section.intro, ""]
         parts.append(markdown_table(table))

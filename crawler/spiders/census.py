@@ -20,7 +20,7 @@ from scrapy import Request, Spider, signals
 
 from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
 from crawler.extensions.resume import CrawlJournal
-from crawler.fetch.inputs import Inputs, one_line, read_inputs
+from crawler.fetch.inputs import Inputs, one_line, read_inputs, seed_warnings
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.urls import check_url, not_a_url
 from crawler.outcomes import classify_failure
@@ -183,9 +183,9 @@ class CensusSpider(Spider):
 
     def _start_outputs(self, inputs: Any) -> Iterator[Any]:
         dataset = self.dataset
+        for line in seed_warnings(inputs.problems):
+            logger.warning("%s", line)
         for rec in inputs.problems:
-            if rec.discovered_via == Via.SEED and rec.error:
-                logger.warning("%s: %r", rec.error, rec.url)
             if not dataset.is_done(rec.url):
                 yield rec
         root = FetchContext(via=Via.OPML, source=None, depth=0, kind=Expect.OPML)
