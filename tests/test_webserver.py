@@ -37,6 +37,9 @@ from crawler.demo.webserver import (
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
+#: The demo day of the module's demo web (its dates are relative to it: crawler/demo/dates.py), fixed
+#: once so that a run across midnight compares with the day the server was started for.
+DEMO_DAY = datetime.now(UTC).date()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -60,7 +63,7 @@ def fetch(url: str, timeout: float = 5.0, *, follow: bool = True) -> tuple[int, 
 
 @pytest.fixture(scope="module")
 def demo() -> Iterator[WebServer]:
-    server = serve_demo()
+    server = serve_demo(day=DEMO_DAY)
     yield server
     server.stop()
 
@@ -101,7 +104,7 @@ def test_demo_feeds_served(demo: WebServer, path: str) -> None:
     assert b"{{BASE}}" not in body and b"{{HOST}}" not in body and b"{{DATE-" not in body
     assert demo.url.encode() in body  # every feed names its own site
     raw = (demo_site_root() / ("podcast-d/atom.xml" if "?" in path else path.lstrip("/"))).read_bytes()
-    assert body == render_dates(raw, datetime.now(UTC).date()).replace(b"{{BASE}}", demo.url.encode())
+    assert body == render_dates(raw, DEMO_DAY).replace(b"{{BASE}}", demo.url.encode())
 
 
 def test_demo_gzip_feed(demo: WebServer) -> None:
@@ -577,7 +580,7 @@ def test_demo_feeds_send_validators_and_dead_ends_do_not(demo: WebServer) -> Non
     # the one feed whose fixture sets its own validators keeps them, dated like its lastBuildDate (3 days
     # before the demo day: crawler/demo/dates.py)
     headers = request(demo, "/blog-a/feed.xml")[1]
-    built = datetime.now(UTC).date() - timedelta(days=3)
+    built = DEMO_DAY - timedelta(days=3)
     assert (headers["ETag"], headers["Last-Modified"]) == (
         f'"alpha-feed-{built:%Y%m%d}"',
         email.utils.formatdate(calendar.timegm(built.timetuple()) + 9 * 3600 + 40 * 60, usegmt=True),
