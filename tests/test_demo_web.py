@@ -171,7 +171,10 @@ def test_a_second_demo_into_the_folder_is_a_recrawl(two_demos: dict[str, Any]) -
     assert "incremental: 11 feeds known from 1 earlier jobs; not due 11, not modified 0, unchanged 0" in second
     assert "feeds: 0   items: 0" in second  # nothing fetched as a feed: not even the URL a known feed redirects to
     state = json.loads((two_demos["out"] / STATE_FILE).read_text())
-    assert f"demo web serving at http://127.0.0.1:{state['port']}, as for the earlier demo into" in second
+    assert (
+        f"demo web serving at http://127.0.0.1:{state['port']}, as for the earlier demo into {two_demos['out']} "
+        f"(a re-crawl; dated for {state['day']}, a new --out for today)"
+    ) in second
     # the same URLs: the seeds the two demos wrote name the same port
     assert all(url.startswith(f"http://127.0.0.1:{state['port']}/") for url in read_seeds(two_demos["out"]))
 

@@ -927,7 +927,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             write_demo_web(work, web)
         except OSError as exc:  # a file in the way, a read-only disk...
             raise fail(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
-        again = f", as for the earlier demo into {out} (a re-crawl)" if remembered is not None and not taken else ""
+        again = ""
+        if remembered is not None and not taken:  # its dates are the first demo's: say so, they may be old by now
+            again = f", as for the earlier demo into {out} (a re-crawl; dated for {web.day}, a new --out for today)"
         print(f"demo web serving at {server.url}{again}", file=sys.stderr)
         print(DEAD_ENDS, file=sys.stderr)
         for note in (unusable, taken):

@@ -646,11 +646,15 @@ def serve_demo(port: int = 0, day: date | None = None) -> WebServer:
 def main(argv: list[str] | None = None) -> None:
     import argparse
     import time
+    from datetime import date as date_type
 
     parser = argparse.ArgumentParser(description="Serve the feedcensus demo web on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--day", type=date_type.fromisoformat, default=None, help="the demo day, YYYY-MM-DD (default: today in UTC)"
+    )
     args = parser.parse_args(argv)
-    server = serve_demo(args.port)
+    server = serve_demo(args.port, args.day)
     print(f"demo web at {server.url}/  (seeds: {demo_root() / 'seeds.txt'}); Ctrl-C stops", flush=True)
     try:
         while True:
