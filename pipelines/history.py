@@ -178,9 +178,11 @@ class History:
         Returns request headers (possibly empty) when the URL is to be fetched; a ``NotDue`` the first
         time a known feed is not due; a ``duplicate`` record when it was already recorded as not due.
         """
-        state = self.index.feed(url) if self.index is not None else None
-        if state is None:
+        if self.index is None:
             return {}
+        state = self.index.feed(url)
+        if state is None:
+            return self._redirected_here(url, ctx, now or datetime.now(UTC))
         now = now or datetime.now(UTC)
         due = next_due(hints_of(state), self.policy)
         if due.is_due(now):
@@ -198,6 +200,33 @@ class History:
         )
         previous = None if state.row is None else {**state.row, "parsed_job": state.parsed_job}
         return NotDue(record=record, previous=previous)
+
+    def _redirected_here(self, url: str, ctx: FetchContext, now: datetime) -> NotDue | FetchRecord | dict[str, str]:
+        """A URL no earlier job had as a feed, which a known feed's latest fetch was redirected to.
+
+        Two URLs can reach one feed (a list names ``/rss``, which redirects to the ``/feed.xml`` a page
+        advertises): the one requested first is the feed, the other, redirected to a URL already
+        requested, a duplicate. When that feed is not due it is not requested, so nothing makes the
+        other URL a duplicate any more, and it was fetched as a new feed with every item new. Now it
+        stands for the known feed: that feed's ``NotDue`` (carried forward under its own URL) the
+        first time, a duplicate after. A due feed is requested as before.
+        """
+        assert self.index is not None  # before_request looked
+        known = self.index.feed_ending_at(url)
+        state = self.index.feed(known) if known is not None else None
+        if known is None or state is None or state.row is None or state.row.get("final_url") != url:
+            return {}
+        due = next_due(hints_of(state), self.policy)
+        if due.is_due(now):
+            return {}
+        if not self.claim_not_due(known, ctx.source):
+            return FetchRecord.for_context(
+                ctx, url, Outcome.DUPLICATE, error=f"already recorded as not due: the feed at {known}, redirected here"
+            )
+        record = FetchRecord.for_context(
+            ctx, known, Outcome.NOT_DUE, fetched_at=now, next_due=due.at, due_hint=due.hint, due_reason=due.reason
+        )
+        return NotDue(record=record, previous={**state.row, "parsed_job": state.parsed_job})
 
     def _claim_here(self, url: str, parent: str | None) -> bool:
         """One process: the first claim of ``url`` records it (a page is read once here, so ``parent`` does not matter)."""

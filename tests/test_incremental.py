@@ -175,6 +175,36 @@ def test_a_feed_carried_forward_under_an_alias_stays_in_the_survey(tmp_path: Pat
     assert con.execute("SELECT count(DISTINCT feed_url) FROM element_usage").fetchone() == (1,)
 
 
+def test_the_url_a_known_feed_redirected_to_stands_for_it_while_it_is_not_due(tmp_path: Path) -> None:
+    """Known through ``/alias`` (which redirects to ``/a.xml``), the feed is not due; a page now names ``/a.xml``.
+
+    Before: ``/a.xml`` had no state of its own, so it was fetched as a new feed with every item new (the
+    second ``feedcensus demo`` into one folder showed it: its OPML names ``/blog-a/rss``, which redirects to
+    the ``/blog-a/feed.xml`` its page advertises). Now the feed is recorded not due, once, under its known URL.
+    """
+    web = Web()
+    web.add("/a.xml", Route(rss(ITEMS, ttl=120), headers={"Content-Type": RSS}))
+    web.add("/alias", Route(status=301, headers={"Location": "{{BASE}}/a.xml"}))
+    out = tmp_path / "out"
+    with WebServer(web) as server:
+        runs = (("j1", ["/alias"]), ("j2", ["/a.xml"]), ("j3", ["/a.xml", "/alias"]))
+        for job, paths in runs:
+            urls = [a for path in paths for a in ("--url", server.url_for(path))]
+            proc = run_cli("crawl", *urls, "--out", str(out), "--job-id", job, "--no-reflexive", *QUICK_CRAWL)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+        assert server.hits["/a.xml"] == 1  # j1's redirect only
+        alias = server.url_for("/alias")
+    for job in ("j2", "j3"):
+        (feed,) = rows(out, "feeds", job)
+        assert feed["url"] == alias and feed["changed"] is False, feed
+        assert rows(out, "items", job) == []
+        log = sorted((r["outcome"], r["url"].rsplit("/", 1)[-1]) for r in rows(out, "fetch_log", job))
+        # j3 names both: the one looked at second (the order of --url is not kept) is a duplicate
+        assert log[-1] == ("not_due", "alias") and [o for o, _ in log] == (
+            ["not_due"] if job == "j2" else ["duplicate", "not_due"]
+        ), log
+
+
 def test_a_channel_page_that_is_a_feed_not_due_is_recorded_not_fetched(tmp_path: Path) -> None:
     """Feed A's <link> names feed B, which is not due: B gets its not_due row, A a verdict, nothing crashes."""
     web = Web()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import email.utils
 import gzip
 import http.client
@@ -15,11 +16,13 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import lxml.html
 import pytest
 
+from crawler.demo.dates import render_dates
 from crawler.demo.webserver import (
     VALIDATORS_EPOCH,
     Route,
@@ -34,6 +37,9 @@ from crawler.demo.webserver import (
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
+#: The demo day of the module's demo web (its dates are relative to it: crawler/demo/dates.py), fixed
+#: once so that a run across midnight compares with the day the server was started for.
+DEMO_DAY = datetime.now(UTC).date()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -57,7 +63,7 @@ def fetch(url: str, timeout: float = 5.0, *, follow: bool = True) -> tuple[int, 
 
 @pytest.fixture(scope="module")
 def demo() -> Iterator[WebServer]:
-    server = serve_demo()
+    server = serve_demo(day=DEMO_DAY)
     yield server
     server.stop()
 
@@ -95,10 +101,10 @@ def test_demo_feeds_served(demo: WebServer, path: str) -> None:
     assert headers["Content-Type"] == expected["content_type"]
     if headers.get("Content-Encoding") == "gzip":
         body = gzip.decompress(body)
-    assert b"{{BASE}}" not in body and b"{{HOST}}" not in body
+    assert b"{{BASE}}" not in body and b"{{HOST}}" not in body and b"{{DATE-" not in body
     assert demo.url.encode() in body  # every feed names its own site
     raw = (demo_site_root() / ("podcast-d/atom.xml" if "?" in path else path.lstrip("/"))).read_bytes()
-    assert body == raw.replace(b"{{BASE}}", demo.url.encode())
+    assert body == render_dates(raw, DEMO_DAY).replace(b"{{BASE}}", demo.url.encode())
 
 
 def test_demo_gzip_feed(demo: WebServer) -> None:
@@ -571,9 +577,14 @@ def test_demo_feeds_send_validators_and_dead_ends_do_not(demo: WebServer) -> Non
         assert status == 200 and headers["ETag"] and headers["Last-Modified"], path
         assert request(demo, path, {"If-None-Match": headers["ETag"]})[0] == 304, path
         assert request(demo, path, {"If-Modified-Since": headers["Last-Modified"]})[0] == 304, path
-    # the one feed whose fixture sets its own validators keeps them
+    # the one feed whose fixture sets its own validators keeps them, dated like its lastBuildDate (3 days
+    # before the demo day: crawler/demo/dates.py)
     headers = request(demo, "/blog-a/feed.xml")[1]
-    assert (headers["ETag"], headers["Last-Modified"]) == ('"alpha-feed-1"', "Tue, 03 Jun 2025 09:40:00 GMT")
+    built = DEMO_DAY - timedelta(days=3)
+    assert (headers["ETag"], headers["Last-Modified"]) == (
+        f'"alpha-feed-{built:%Y%m%d}"',
+        email.utils.formatdate(calendar.timegm(built.timetuple()) + 9 * 3600 + 40 * 60, usegmt=True),
+    )
     dead_ends = {path: spec for path, spec in EXPECTED["dead_ends"].items() if spec["status"] != 200}
     assert len(dead_ends) >= 5
     for path, spec in dead_ends.items():

@@ -919,19 +919,31 @@ def demo_report(out: str, job: str) -> Path:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from crawler.demo.webserver import demo_seeds, serve_demo
+    from crawler.demo.folder import read_demo_web, start_demo_web, write_demo_web
+    from crawler.demo.webserver import demo_seeds
 
     out = args.out
-    with serve_demo() as server:
-        work = Path(out)
+    work = Path(out)
+    # The folder remembers the port and the demo day of its first demo: a second demo into it is a
+    # re-crawl of the same URLs and bytes (crawler/demo/folder.py).
+    remembered, unusable = read_demo_web(work)
+    server, web, taken = start_demo_web(remembered)
+    with server:
         seeds_file = work / "demo-seeds.txt"
         try:
             work.mkdir(parents=True, exist_ok=True)
             seeds_file.write_text("\n".join(demo_seeds(server.url)) + "\n", encoding="utf-8")
+            write_demo_web(work, web)
         except OSError as exc:  # a file in the way, a read-only disk...
             raise fail(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
-        print(f"demo web serving at {server.url}", file=sys.stderr)
+        again = ""
+        if remembered is not None and not taken:  # its dates are the first demo's: say so, they may be old by now
+            again = f", as for the earlier demo into {out} (a re-crawl; dated for {web.day}, a new --out for today)"
+        print(f"demo web serving at {server.url}{again}", file=sys.stderr)
         print(DEAD_ENDS, file=sys.stderr)
+        for note in (unusable, taken):
+            if note:
+                print(f"feedcensus demo: {note}", file=sys.stderr)
         ns = argparse.Namespace(
             out=out,
             job_id=args.job_id,

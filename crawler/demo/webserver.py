@@ -14,12 +14,17 @@ It backs ``feedcensus demo``, the end-to-end tests and the benchmarks. Standard 
   and a ``Last-Modified`` (:data:`VALIDATORS_EPOCH` when first added, one second later each time
   :meth:`Web.add` replaces it with a different body), and a GET or HEAD carrying ``If-None-Match``
   that matches (or, without one, ``If-Modified-Since`` not earlier than ``Last-Modified``) gets a
-  304 with no body. Both are stable across restarts and ports. ``Route(validators=False)`` opts out;
+  304 with no body. Both are stable across restarts and ports. ``Web(epoch=...)`` sets another first
+  ``Last-Modified`` (the demo web's is its demo day). ``Route(validators=False)`` opts out;
   an ``ETag`` or ``Last-Modified`` in the route's own headers is sent and compared instead.
   :meth:`Web.add` (or :meth:`Web.change`) replaces a route while the server runs.
 * Fixture files may contain ``{{BASE}}`` (e.g. ``http://127.0.0.1:54321``) and ``{{HOST}}``
   (``127.0.0.1:54321``); the server replaces them in text-like bodies and in all header values
   when serving, since the port is only known then. Rendered bodies are cached per route.
+* Dates: ``Web.add_dir(root, day=...)`` writes out the ``{{DATE-N:FORMAT}}`` placeholders of text
+  files and header values for that day (:mod:`crawler.demo.dates`) when it reads them, so a route's
+  body, ETag and Last-Modified are those of its day; the demo web is dated relative to its demo day
+  (:func:`demo_web`), so its feeds do not age.
 
 Run ``python -m crawler.demo.webserver`` to serve the bundled demo web until interrupted.
 """
@@ -42,7 +47,10 @@ from pathlib import Path
 from socketserver import TCPServer
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from crawler.demo.dates import demo_day_midnight, render_dates, today_utc
+
 if TYPE_CHECKING:
+    from datetime import date
     from email.message import Message
     from types import TracebackType
 
@@ -179,8 +187,10 @@ class Web:
     (then the same with the path percent-decoded).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, epoch: int = VALIDATORS_EPOCH) -> None:
         self._routes: dict[str, _Entry] = {}
+        #: The ``Last-Modified`` (Unix seconds) of a route when first added.
+        self.epoch = epoch
 
     def add(self, url_or_path: str, route: Route) -> None:
         """Serve ``route`` at a path, a ``host/path`` or a full URL (its host and path are used).
@@ -191,7 +201,7 @@ class Web:
         """
         key = _route_key(url_or_path)
         old = self._routes.get(key)
-        modified = VALIDATORS_EPOCH
+        modified = self.epoch
         if old is not None:
             same = (old.route.body, old.route.gzip) == (route.body, route.gzip)
             modified = old.modified if same else old.modified + 1
@@ -250,8 +260,12 @@ class Web:
                 return entry
         return None
 
-    def add_dir(self, root: Path, prefix: str = "/") -> None:
+    def add_dir(self, root: Path, prefix: str = "/", *, day: date | None = None) -> None:
         """Serve every file under ``root`` at ``prefix`` + its relative path.
+
+        ``day``: write out the ``{{DATE-N:FORMAT}}`` placeholders of text files and of the
+        overrides' header values and bodies for that day (:mod:`crawler.demo.dates`); None leaves
+        them as written.
 
         Files and folders whose name starts with ``_`` or ``.`` are not served. ``index.html`` is
         also served at its folder's URL (``/site/``), and ``/site`` redirects there. A
@@ -270,7 +284,10 @@ class Web:
                 continue
             url_path = f"{base}/{rel.as_posix()}"
             ctype = CONTENT_TYPES.get(file.suffix.lower(), DEFAULT_CONTENT_TYPE)
-            route = Route(body=file.read_bytes(), headers={"Content-Type": ctype})
+            body = file.read_bytes()
+            if day is not None and _is_text(ctype):
+                body = render_dates(body, day)
+            route = Route(body=body, headers={"Content-Type": ctype})
             self.add(url_path, route)
             if file.name in ("index.html", "index.htm"):
                 folder = url_path.rsplit("/", 1)[0]
@@ -279,7 +296,10 @@ class Web:
                     self.add(folder, Route(status=301, headers={"Location": "{{BASE}}" + folder + "/"}))
         overrides_file = root / HEADERS_FILE
         if overrides_file.is_file():
-            overrides: dict[str, Any] = json.loads(overrides_file.read_text(encoding="utf-8"))
+            text = overrides_file.read_bytes()
+            if day is not None:
+                text = render_dates(text, day)
+            overrides: dict[str, Any] = json.loads(text.decode("utf-8"))
             for path, spec in overrides.items():
                 if path.startswith("_"):
                     continue
@@ -377,7 +397,7 @@ class _Handler(BaseHTTPRequestHandler):
         host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         srv.owner._hit(target)
         entry = srv.web._match(host, target)
-        route, modified = entry if entry is not None else (srv.not_found, VALIDATORS_EPOCH)
+        route, modified = entry if entry is not None else (srv.not_found, srv.web.epoch)
         stopping = srv.stopping
         if route.hang:
             stopping.wait()
@@ -593,10 +613,16 @@ def demo_site_root() -> Path:
     return demo_root() / "site"
 
 
-def demo_web() -> Web:
-    """A fresh :class:`Web` holding the demo site (add routes to it freely)."""
-    web = Web()
-    web.add_dir(demo_site_root())
+def demo_web(day: date | None = None) -> Web:
+    """A fresh :class:`Web` holding the demo site dated for its demo day (add routes to it freely).
+
+    ``day`` (default: today in UTC) is the demo day: the newest item of an active feed is a day or
+    a few before it (:mod:`crawler.demo.dates`), and a route's first ``Last-Modified`` is its
+    start. The same day gives the same bytes, ETags and Last-Modified at every start.
+    """
+    day = day or today_utc()
+    web = Web(epoch=demo_day_midnight(day))
+    web.add_dir(demo_site_root(), day=day)
     return web
 
 
@@ -611,19 +637,24 @@ def demo_seeds(base_url: str) -> list[str]:
     ]
 
 
-def serve_demo(port: int = 0) -> WebServer:
-    """Start a server on 127.0.0.1 serving the bundled demo web; the caller stops it."""
-    return WebServer(demo_web(), port=port).start()
+def serve_demo(port: int = 0, day: date | None = None) -> WebServer:
+    """Start a server on 127.0.0.1 serving the bundled demo web dated for ``day`` (default: today in
+    UTC); the caller stops it. ``OSError`` when ``port`` is taken."""
+    return WebServer(demo_web(day), port=port).start()
 
 
 def main(argv: list[str] | None = None) -> None:
     import argparse
     import time
+    from datetime import date as date_type
 
     parser = argparse.ArgumentParser(description="Serve the feedcensus demo web on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--day", type=date_type.fromisoformat, default=None, help="the demo day, YYYY-MM-DD (default: today in UTC)"
+    )
     args = parser.parse_args(argv)
-    server = serve_demo(args.port)
+    server = serve_demo(args.port, args.day)
     print(f"demo web at {server.url}/  (seeds: {demo_root() / 'seeds.txt'}); Ctrl-C stops", flush=True)
     try:
         while True:

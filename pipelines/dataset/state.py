@@ -18,8 +18,9 @@ Layout (``LAYOUT_VERSION``; an index of another version, or of other feeds colum
     ``meta(key, value)``: the layout version and the feeds columns;
     ``jobs(job_id, ord, signature)``: the jobs indexed, in run order, each with a
     signature of its part files; ``feeds(url, ord, job_id, fetched_at,
-    parsed_job, row)``: the latest usable feeds row of each URL, the whole row as
-    a JSON list in the order of ``schemas.tables.FEEDS``; ``fetches(url, ord,
+    parsed_job, row, final_url)``: the latest usable feeds row of each URL, the whole row as
+    a JSON list in the order of ``schemas.tables.FEEDS``, and the URL it ended at when a
+    redirect took it elsewhere (else NULL; indexed, see :meth:`StateIndex.feed_ending_at`); ``fetches(url, ord,
     job_id, fetched_at, status, retry_after)``: the latest fetch_log row of each
     URL; ``seen(feed_url, identity, first_job, content_hash)``: every item
     identity of each feed; ``parses(feed_url, job_id)`` and
@@ -79,7 +80,7 @@ __all__ = ["INDEX_NAME", "LAYOUT_VERSION", "STATE_DIR", "FeedState", "SeenItem",
 logger = logging.getLogger(__name__)
 
 #: Version of the index layout; an index of another version is rebuilt.
-LAYOUT_VERSION = "2"  # 2: fetches index only rows with a status (answers)
+LAYOUT_VERSION = "3"  # 2: fetches index only rows with a status (answers); 3: feeds keep the final_url
 #: Folder of the index at the root of a local dataset.
 STATE_DIR = "_state"
 #: File name of the index in :data:`STATE_DIR`.
@@ -107,7 +108,8 @@ CREATE TABLE IF NOT EXISTS {db}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
 CREATE TABLE IF NOT EXISTS {db}.jobs (job_id TEXT PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, signature TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS {db}.feeds (
     url TEXT PRIMARY KEY, ord INTEGER NOT NULL, job_id TEXT NOT NULL, fetched_at INTEGER NOT NULL,
-    parsed_job TEXT NOT NULL, row TEXT NOT NULL);
+    parsed_job TEXT NOT NULL, row TEXT NOT NULL, final_url TEXT);
+CREATE INDEX IF NOT EXISTS {db}.feeds_final ON feeds (final_url);
 CREATE TABLE IF NOT EXISTS {db}.fetches (
     url TEXT PRIMARY KEY, ord INTEGER NOT NULL, job_id TEXT NOT NULL, fetched_at INTEGER NOT NULL,
     status INTEGER, retry_after TEXT);
@@ -128,9 +130,11 @@ _STAGING = (
 _LATER = "excluded.ord > t.ord OR (excluded.ord = t.ord AND excluded.fetched_at >= t.fetched_at)"
 
 _UPSERT_FEED = (
-    "INSERT INTO {db}.feeds AS t (url, ord, job_id, fetched_at, parsed_job, row) VALUES (?, ?, ?, ?, ?, ?) "
+    "INSERT INTO {db}.feeds AS t (url, ord, job_id, fetched_at, parsed_job, row, final_url) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (url) DO UPDATE SET ord = excluded.ord, job_id = excluded.job_id, "
-    "fetched_at = excluded.fetched_at, parsed_job = excluded.parsed_job, row = excluded.row WHERE " + _LATER
+    "fetched_at = excluded.fetched_at, parsed_job = excluded.parsed_job, row = excluded.row, "
+    "final_url = excluded.final_url WHERE " + _LATER
 )
 _UPSERT_FETCH = (
     "INSERT INTO {db}.fetches AS t (url, ord, job_id, fetched_at, status, retry_after) VALUES (?, ?, ?, ?, ?, ?) "
@@ -334,7 +338,15 @@ def _index_feeds(conn: sqlite3.Connection, db: str, out: str, job: str, order: i
         conn.executemany(
             sql,
             (
-                (row["url"], order, job, _us(row["fetched_at"]), row["parsed_job"] or job, _encode_row(row))
+                (
+                    row["url"],
+                    order,
+                    job,
+                    _us(row["fetched_at"]),
+                    row["parsed_job"] or job,
+                    _encode_row(row),
+                    row["final_url"] if row["final_url"] not in (None, row["url"]) else None,
+                )
                 for row in batch.to_pylist()
             ),
         )
@@ -688,6 +700,13 @@ class StateIndex:
             return None if retry is None else _state(url, None, retry, None)
         _, job, fetched_at, parsed_job, row = latest[1]
         return _state(url, (job, _decode_row(row)), retry, self._rate(url, parsed_job, fetched_at))
+
+    def feed_ending_at(self, url: str) -> str | None:
+        """The URL of a known feed whose latest row was redirected to ``url`` (the first by URL when several
+        were); None when none was. The later jobs (the overlay) answer first."""
+        with self._lock:
+            found = self._first("SELECT min(url) FROM {db}.feeds WHERE final_url = ? HAVING count(*) > 0", (url,))
+        return str(found[1][0]) if found is not None else None
 
     def _rate(self, url: str, parsed_job: str, fetched_at: int) -> float | None:
         """items_per_week of the feed's latest parse, if the items kept are of that parse.

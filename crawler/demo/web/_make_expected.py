@@ -8,6 +8,9 @@ advertises (PAGES), the outcome of each dead end (DEAD_ENDS) and the feeds each 
 (OPML, cross-checked against the files). What is computed from the fixture files with lxml: each
 feed's format, version, well-formedness, item count and element tallies, and the Content-Type the
 server sends. Element names follow ``schemas.namespaces.element_name``.
+
+The files are read as written, ``{{DATE-N:FORMAT}}`` placeholders kept (``crawler/demo/dates.py``):
+nothing recorded here is a date, so EXPECTED.json is the same whatever the demo day.
 """
 
 from __future__ import annotations
