@@ -95,6 +95,8 @@ def test_a_429_with_retry_after_pauses_every_request_to_the_host(tmp_path: Path)
         )  # fmt: skip
         log = list(server.log)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # The summary says so: the refused request's two 429s each paused the host.
+    assert "hosts that asked to slow down (429/503): 2 pauses" in proc.stdout + proc.stderr, proc.stderr[-2000:]
     first_429 = next(t for t, target in log if target == "/slow.xml")
     # Requests that reached the host inside its window, past a margin for what was in flight at the 429.
     inside = [target for t, target in log if first_429 + 0.5 < t < first_429 + RETRY_AFTER - 0.5]
@@ -106,3 +108,11 @@ def test_a_429_with_retry_after_pauses_every_request_to_the_host(tmp_path: Path)
     assert outcomes["slow.xml"] == "http_error"
     assert next(r for r in rows if str(r["url"]).endswith("/slow.xml"))["retry_after"] == str(RETRY_AFTER)
     assert timedelta(seconds=0) < timedelta(seconds=log[-1][0] - first_429)
+
+
+def test_the_progress_line_counts_the_hosts_paused() -> None:
+    from crawler.extensions.progress import status_line
+
+    assert "paused" not in status_line({"response_received_count": 3}, 1, 10.0)
+    assert status_line({"politeness/hosts_paused": 1}, 1, 10.0).endswith("1 host paused")
+    assert "2 hosts paused" in status_line({"politeness/hosts_paused": 2}, 0, 10.0)

@@ -67,6 +67,9 @@ def status_line(stats: dict[str, Any], pending: int, elapsed: float) -> str:
     )
     if pending and rate > 0:
         line += f", ~{clock(math.ceil(pending / rate * 60))} left"
+    paused = stats.get("politeness/hosts_paused", 0)
+    if paused:  # hosts that answered 429/503 and wait out their Retry-After (crawler/middlewares/hostpause.py)
+        line += f", {counted(paused, 'host')} paused"
     return line
 
 
@@ -83,6 +86,11 @@ def summary_lines(stats: dict[str, Any], out: str, job_id: str) -> list[str]:
     ]
     if stats.get("feedcensus/history/jobs"):
         lines.append(incremental_line(stats, outcomes))
+    if stats.get("politeness/pauses"):
+        lines.append(
+            f"hosts that asked to slow down (429/503): {counted(stats['politeness/pauses'], 'pause')}, "
+            f"{counted(stats.get('politeness/requests_waited', 0), 'request')} waited for one"
+        )
     lines.append(data_line(stats, out, job_id))
     if "feedcensus/warc/dir" in stats:
         lines.append(

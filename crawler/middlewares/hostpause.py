@@ -69,6 +69,8 @@ class HostPauseMiddleware:
         key = downloader.get_slot_key(request)
         now = monotonic()
         pause = self.pauses.paused(key, now)
+        if self._held:
+            self._count_paused(now)
         if pause is None:
             self._held.pop(key, None)
             return
@@ -99,8 +101,13 @@ class HostPauseMiddleware:
             if slot is not None:
                 self._hold(downloader, key, slot, pause, now)
             self.crawler.stats.inc_value("politeness/pauses")
+            self._count_paused(now)
             logger.info("%s: no request for %.1f s", pause.reason, pause.remaining(now))
         return response
+
+    def _count_paused(self, now: float) -> None:
+        """The stat the progress line shows: hosts paused now (as of the last request or pause)."""
+        self.crawler.stats.set_value("politeness/hosts_paused", self.pauses.count(now))
 
     def _hold(self, downloader: Downloader, key: str, slot: Any, pause: Pause, now: float) -> None:
         """Start nothing from ``slot`` until the pause ends (Scrapy's own delay mechanism: the slot's latercall)."""
