@@ -168,7 +168,7 @@ def test_a_second_demo_into_the_folder_is_a_recrawl(two_demos: dict[str, Any]) -
     assert changes["new_feeds"] == [] and changes["gone_feeds"] == [], changes
     assert changes["new_items"] == [] and changes["changed_items"] == [], changes
     second = two_demos["second"].stderr
-    assert "incremental: 11 feeds known from 1 earlier jobs; not due 11, not modified 0, unchanged 0" in second
+    assert "incremental: 11 feeds known from 1 earlier job; not due 11, not modified 0, unchanged 0" in second
     assert "feeds: 0   items: 0" in second  # nothing fetched as a feed: not even the URL a known feed redirects to
     state = json.loads((two_demos["out"] / STATE_FILE).read_text())
     assert (

@@ -132,18 +132,17 @@ def victim() -> Iterator[WebServer]:
         yield server
 
 
-def hostile_web(port: int, copies: int) -> tuple[Web, list[str]]:
-    """The page and a redirect on the input host, linking every spelling ``copies`` times; the links."""
+def hostile_web(web: Web, port: int, copies: int) -> list[str]:
+    """Add the page and a redirect on the input host to ``web``, linking every spelling ``copies`` times; the links."""
     links = [template.format(n=n, port=port) for n in range(copies) for template in SPELLINGS.values()]
     body = "<html><head>" + "".join(
         f'<link rel="alternate" type="application/rss+xml" href="{href}">' for href in links
     )
     body += "</head><body></body></html>"
-    web = Web()
     web.add("/page.html", Route(body=body.encode(), headers={"Content-Type": "text/html; charset=utf-8"}))
     target = f"http://redirected.rebind.test:{port}/feed.xml"
     web.add("/redirect", Route(status=302, headers={"Location": target}))
-    return web, [*links, target]
+    return [*links, target]
 
 
 def crawl(tmp: Path, main: WebServer, victim: WebServer, *settings: str) -> tuple[list[dict[str, Any]], str]:
@@ -173,13 +172,9 @@ def test_a_name_that_rebinds_to_loopback_reaches_nothing(
     tmp_path: Path, victim: WebServer, settings: tuple[str, ...]
 ) -> None:
     victim.reset_hits()
-    main_web = Web()
-    with WebServer(main_web) as main:
-        web, links = hostile_web(victim.port, copies=2)
-        for key in web:
-            route = web.get(key)
-            assert route is not None
-            main_web.add(key, route)
+    web = Web()
+    links = hostile_web(web, victim.port, copies=2)
+    with WebServer(web) as main:
         rows, log = crawl(tmp_path, main, victim, *settings)
     # The shim was used: every name was looked up, first answered with the public address, then loopback.
     assert f"-> {PUBLIC}" in log and f"-> {VICTIM}" in log, log
