@@ -139,6 +139,8 @@ EXTENSIONS = {
     # start delay. Still switched by AUTOTHROTTLE_ENABLED.
     "scrapy.extensions.throttle.AutoThrottle": None,
     "crawler.extensions.throttle.AdaptiveThrottle": 0,
+    # A host's robots.txt Crawl-delay becomes its delay between requests (Scrapy reads only the rules).
+    "crawler.extensions.throttle.CrawlDelay": 1,
     # The run's dataset: the one writer every row goes through, commits on a background thread,
     # and the resume state (what an interrupted run of the job already wrote). Built first.
     "pipelines.writer.Dataset": 100,
@@ -245,6 +247,8 @@ FEEDCENSUS_RETRY_BACKOFF_BASE = 1.0
 FEEDCENSUS_RETRY_AFTER_MAX = 60.0
 # The longest a host is left alone after a 429 or 503, whatever its Retry-After asks for (seconds).
 FEEDCENSUS_HOST_PAUSE_MAX = 3600.0
+# The longest delay between requests a robots.txt Crawl-delay can ask for (seconds).
+FEEDCENSUS_CRAWL_DELAY_MAX = 60.0
 # Seconds between progress log lines when not on a terminal.
 FEEDCENSUS_PROGRESS_INTERVAL = 30.0
 # When stderr is a terminal, redraw one live progress line (False: periodic log lines only).

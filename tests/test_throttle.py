@@ -16,7 +16,7 @@ import pytest
 
 from crawler.demo.webserver import Route, Web, WebServer
 from crawler.extensions.throttle import next_delay
-from tests.conftest import read_table, run_cli
+from tests.conftest import TimedServer, read_table, run_cli
 
 BOUNDS = {"target": 2.0, "low": 0.0, "high": 60.0}
 
@@ -81,3 +81,26 @@ def test_a_recrawl_of_unchanged_feeds_is_not_held_at_the_start_delay(tmp_path: P
     # delay the host's latency (milliseconds on loopback) within a few answers.
     later = gaps[len(gaps) // 2 :]
     assert statistics.median(later) < 0.4, gaps
+
+
+@pytest.mark.parametrize("autothrottle", ["True", "False"])
+def test_a_robots_txt_crawl_delay_is_the_hosts_delay(tmp_path: Path, autothrottle: str) -> None:
+    """A host asking for Crawl-delay: 1 gets requests at least 0.5 s apart (Scrapy randomises a delay 0.5-1.5x)."""
+    web = Web()
+    web.add("/robots.txt", Route(b"User-agent: *\nCrawl-delay: 1\nAllow: /\n", headers={"Content-Type": "text/plain"}))
+    feeds = [f"/d{n}.xml" for n in range(6)]
+    for n, path in enumerate(feeds):
+        web.add(path, Route(feed(n), headers={"Content-Type": "application/rss+xml"}))
+    with TimedServer(web) as server:
+        urls = [a for p in feeds for a in ("--url", server.url_for(p))]
+        proc = run_cli(
+            "crawl", *urls, "--out", str(tmp_path / "out"), "--no-reflexive",
+            "-s", f"AUTOTHROTTLE_ENABLED={autothrottle}", "-s", "ROBOTSTXT_OBEY=True",
+            timeout=120,
+        )  # fmt: skip
+        arrivals = sorted(t for t, target in server.log if target != "/robots.txt")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(arrivals) == len(feeds)
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    # Before: AutoThrottle's delay (or none) whatever robots.txt asked; two feeds a few ms apart.
+    assert min(gaps) >= 0.45, [round(g, 3) for g in gaps]
