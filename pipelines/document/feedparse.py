@@ -504,12 +504,10 @@ def _without_repeated_bom(body: bytes) -> tuple[bytes, int]:
     if bom is None or not body.startswith(bom[0], len(bom[0])):
         return body, 0
     mark = bom[0]
-    rest = body
-    extra = -1
-    while rest.startswith(mark):
-        rest = rest[len(mark) :]
-        extra += 1
-    return mark + rest, extra
+    end = 0
+    while body.startswith(mark, end):  # an index, not a copy a mark: a body of a million marks is linear
+        end += len(mark)
+    return body[end - len(mark) :], end // len(mark) - 1
 
 
 def _parse_xml_once(body: bytes, charset: str | None, notes: TreeNotes | None) -> _Parsed:
