@@ -22,6 +22,8 @@ __all__ = ["THROTTLE_STATUSES", "HostPauses", "Pause", "retry_after_seconds"]
 
 #: Answers that ask the whole host to be left alone for a while.
 THROTTLE_STATUSES = frozenset({429, 503})
+#: Throttling answers in a row counted at most: 2**63 times any base is past any cap, and 2.0**1024 overflows.
+_MOST_STRIKES = 64
 
 
 def retry_after_seconds(value: str | None, now: datetime) -> float | None:
@@ -32,7 +34,7 @@ def retry_after_seconds(value: str | None, now: datetime) -> float | None:
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # str.isdigit() is true of '²' too, which float() refuses
         return float(text)
     try:
         when = parsedate_to_datetime(text)
@@ -73,7 +75,7 @@ class HostPauses:
             if status < 400:
                 self._strikes.pop(host, None)
             return None
-        strikes = self._strikes.get(host, 0) + 1
+        strikes = min(self._strikes.get(host, 0) + 1, _MOST_STRIKES)
         self._strikes[host] = strikes
         asked = retry_after_seconds(retry_after, wall)
         if asked is not None:

@@ -13,7 +13,6 @@ retried request, a redirect and robots.txt come through it like any other reques
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import UTC, datetime
 from time import monotonic
@@ -80,7 +79,11 @@ class HostPauseMiddleware:
         if slot is not None:
             self._hold(downloader, key, slot, pause, now)  # the request waits in the slot's queue
         else:  # the slot went idle and was dropped during a long pause: wait here
-            await asyncio.sleep(pause.remaining(now))
+            from scrapy.utils.defer import maybe_deferred_to_future
+            from twisted.internet import reactor
+            from twisted.internet.task import deferLater
+
+            await maybe_deferred_to_future(deferLater(reactor, pause.remaining(now), lambda: None))
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
         downloader = self._downloader()
