@@ -239,6 +239,18 @@ def test_a_proxy_is_named_redacted_and_refused_unless_allowed() -> None:
         ),
         ({"DOWNLOAD_HANDLERS": {"http": "scrapy.core.downloader.handlers._httpx.HttpxDownloadHandler"}}, "httpx"),
         ({"TWISTED_DNS_RESOLVER": "scrapy.resolver.CachingHostnameResolver"}, "TWISTED_DNS_RESOLVER"),
+        ({"TWISTED_DNS_RESOLVER": "no.such.Resolver"}, "TWISTED_DNS_RESOLVER"),
+        ({"DOWNLOAD_HANDLERS": {"http": "no.such.Handler"}}, "cannot be loaded"),
+        # Not one the guard knows: a third-party handler may resolve names its own way. Refused, not assumed safe.
+        (
+            {
+                "DOWNLOAD_HANDLERS": {
+                    "http": "crawler.handlers.guard.GuardedHTTPDownloadHandler",
+                    "https": "scrapy.core.downloader.handlers.datauri.DataURIDownloadHandler",
+                }
+            },
+            "'https'",
+        ),
         (
             {
                 "TWISTED_DNS_RESOLVER": "scrapy.resolver.CachingHostnameResolver",

@@ -218,3 +218,34 @@ def test_a_proxy_is_refused_in_one_line_unless_allowed(tmp_path: Path) -> None:
         )
         assert "Traceback" not in allowed.stderr, allowed.stderr[-2000:]
         assert sum(proxy.hits.values()) >= 1, allowed.stderr[-2000:]
+
+
+def test_a_crawl_run_where_no_resolver_was_installed_installs_the_guard() -> None:
+    """A CrawlerRunner (a notebook, a program with its own reactor) installs no resolver: the guard installs itself
+    at the first request, so a crawl whose settings name the guard never runs without it (it failed open before)."""
+    import subprocess
+    import sys
+
+    code = """
+import asyncio
+from scrapy.utils.reactor import install_reactor
+install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+from scrapy import Request
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+import crawler.settings as project
+from crawler.handlers.guard import installed_guard
+from crawler.middlewares.netsafety import NetworkSafetyMiddleware
+settings = Settings()
+settings.setmodule(project, priority="project")
+crawler = get_crawler(settings_dict=dict(settings))
+middleware = NetworkSafetyMiddleware.from_crawler(crawler)
+assert installed_guard() is None
+# a public literal: judged without DNS, nothing is sent anywhere
+asyncio.new_event_loop().run_until_complete(middleware.process_request(Request("http://93.184.215.14/feed.xml")))
+guard = installed_guard()
+assert guard is not None and guard.policy.allow_private is False
+print("guarded")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "guarded", proc.stderr[-2000:]

@@ -38,6 +38,7 @@ from scrapy.exceptions import CannotResolveHostError
 from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
+from twisted.python.failure import Failure
 
 from crawler.fetch.netsafety import addresses_reason, host_key
 from crawler.outcomes import RefusedRequest
@@ -74,7 +75,7 @@ class GuardPolicy:
     allow_private: bool = False
     trusted: Callable[[], Collection[str]] = _no_hosts
     extra: frozenset[str] = frozenset()
-    _seen: tuple[int, int] = field(default=(0, -1), repr=False)
+    _seen: tuple[Collection[str] | None, int] = field(default=(None, -1), repr=False)
     _keys: frozenset[str] = field(default=frozenset(), repr=False)
 
     def trusts(self, name: str) -> bool:
@@ -85,10 +86,9 @@ class GuardPolicy:
 
     def _trusted_keys(self) -> frozenset[str]:
         hosts = self.trusted()
-        seen = (id(hosts), len(hosts))
-        if seen != self._seen:  # normalised once per change of the set, not once per lookup
+        if hosts is not self._seen[0] or len(hosts) != self._seen[1]:  # normalised once per change, not per lookup
             self._keys = frozenset(host_key(h) for h in hosts)
-            self._seen = seen
+            self._seen = (hosts, len(hosts))
         return self._keys
 
 
@@ -117,7 +117,17 @@ class GuardedResolver(CachingThreadedResolver):
         )
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:  # Twisted's name
-        return super().getHostByName(name, timeout).addCallback(self._judge, name)
+        return (
+            super()
+            .getHostByName(name, timeout)
+            .addCallbacks(self._judge, self._failed, callbackArgs=(name,), errbackArgs=(name,))
+        )
+
+    def _failed(self, failure: Failure, name: str) -> Failure:
+        """A lookup that failed on its own (no such name, a timeout): an earlier refusal no longer explains it."""
+        if self._refusals and not isinstance(failure.value, GuardRefused):
+            self._refusals.pop(host_key(name), None)
+        return failure
 
     def _judge(self, address: str, name: str) -> str:
         if self.policy.trusts(name):

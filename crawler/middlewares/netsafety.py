@@ -9,17 +9,17 @@ decisions are ``crawler.fetch.netsafety``'s, which is pure.
 This check comes early (before robots.txt is asked for), so most refusals cost no
 connection. The check that holds whatever DNS answers next is made at connect time
 by the reactor's resolver (``crawler.handlers.guard``): this middleware gives it the
-crawl's policy when the spider opens, and refuses to build (one line) where that
-guard would not hold: another resolver or download handler for http(s), or a proxy
-the user did not allow.
+crawl's policy at the crawl's first request (installing it on the reactor if the
+crawl runs where no resolver was installed), and refuses to build (one line) where
+that guard would not hold: another resolver or download handler for http(s), or a
+proxy the user did not allow.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.request import getproxies
 
-from scrapy import signals
 from scrapy.exceptions import CannotResolveHostError
 from scrapy.utils.misc import load_object
 from twisted.internet import error as tx_error
@@ -43,13 +43,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-#: Scrapy's download handlers that reach the network without the reactor's resolver, or with an unguarded one.
-_UNGUARDED_HANDLERS = (
-    "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
-    "scrapy.core.downloader.handlers.http2.H2DownloadHandler",
-    "scrapy.core.downloader.handlers._httpx.HttpxDownloadHandler",
-    "scrapy.core.downloader.handlers._aiohttp.AiohttpDownloadHandler",
-)
+#: Download handlers for http(s) that reach no network: a replay serves what the archive holds.
+_OFFLINE_HANDLERS = ("crawler.handlers.warc.WarcReplayHandler",)
 
 
 class NetworkGuardError(Exception):
@@ -70,20 +65,32 @@ def guard_problem(settings: BaseSettings, proxies: dict[str, str]) -> str | None
         if path is None:  # the scheme is off: nothing is fetched with it
             continue
         name = path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}"
-        if name in _UNGUARDED_HANDLERS:  # told by name: the handler's own imports may be missing (h2, httpx)
+        if name in _OFFLINE_HANDLERS:
+            continue
+        try:
+            handler = load_object(path) if isinstance(path, str) else path
+        except (ImportError, NameError, ValueError) as exc:
+            return f"DOWNLOAD_HANDLERS[{scheme!r}] is {name}, which cannot be loaded: {type(exc).__name__}: {exc}"
+        if not (isinstance(handler, type) and issubclass(handler, GuardedHTTPDownloadHandler)):
             return (
-                f"DOWNLOAD_HANDLERS[{scheme!r}] is {name}, which connects without the network guard; "
-                f"use crawler.handlers.guard.GuardedHTTPDownloadHandler, or --allow-private-networks"
+                f"DOWNLOAD_HANDLERS[{scheme!r}] is {name}, which may connect without the network guard; "
+                "use crawler.handlers.guard.GuardedHTTPDownloadHandler (or a subclass), or --allow-private-networks"
             )
-        handler = load_object(path) if isinstance(path, str) else path
-        if isinstance(handler, type) and issubclass(handler, GuardedHTTPDownloadHandler):
-            resolver = load_object(settings["TWISTED_DNS_RESOLVER"])
-            if not (isinstance(resolver, type) and issubclass(resolver, GuardedResolver)):
-                return (
-                    f"TWISTED_DNS_RESOLVER is {settings['TWISTED_DNS_RESOLVER']}, which does not judge the addresses "
-                    "it gives; use crawler.handlers.guard.GuardedResolver, or --allow-private-networks"
-                )
+        if not _is_guard(settings["TWISTED_DNS_RESOLVER"]):
+            return (
+                f"TWISTED_DNS_RESOLVER is {settings['TWISTED_DNS_RESOLVER']}, which does not judge the addresses "
+                "it gives; use crawler.handlers.guard.GuardedResolver, or --allow-private-networks"
+            )
     return proxy_refusal(proxies, allow_private=False, allow_proxy=settings.getbool("FEEDCENSUS_ALLOW_PROXY"))
+
+
+def _is_guard(path: Any) -> bool:
+    """Whether the resolver setting names the guard (or a subclass); False for one that cannot be loaded."""
+    try:
+        resolver = load_object(path) if isinstance(path, str) else path
+    except (ImportError, NameError, ValueError):
+        return False
+    return isinstance(resolver, type) and issubclass(resolver, GuardedResolver)
 
 
 def used_proxies(settings: BaseSettings) -> dict[str, str]:
@@ -113,13 +120,8 @@ class NetworkSafetyMiddleware:
         if problem is not None:
             raise NetworkGuardError(problem)
         self.proxy_hosts = proxy_hosts(proxies)  # allowed: the user named them, as inputs name hosts
-        self.guarded = self._uses_guard(settings)
-        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
-
-    @staticmethod
-    def _uses_guard(settings: BaseSettings) -> bool:
-        resolver = load_object(settings["TWISTED_DNS_RESOLVER"])
-        return isinstance(resolver, type) and issubclass(resolver, GuardedResolver)
+        self.guarded = not self.allow_private and _is_guard(settings["TWISTED_DNS_RESOLVER"])
+        self.guard: GuardedResolver | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -128,16 +130,25 @@ class NetworkSafetyMiddleware:
     def trusted_hosts(self) -> Collection[str]:
         return getattr(self.crawler.spider, "input_hosts", None) or ()
 
-    def spider_opened(self) -> None:
-        """Give the reactor's guard this crawl's policy (the reactor runs by now: its resolver is installed)."""
-        if not self.guarded:
-            return
+    def _attach_guard(self) -> None:
+        """Give the reactor's guard this crawl's policy, at the first request (the reactor runs by then).
+
+        ``CrawlerProcess`` installs the resolver ``TWISTED_DNS_RESOLVER`` names; a ``CrawlerRunner`` (a
+        notebook, a program that runs its own reactor) installs none, so the guard is installed here: a
+        crawl whose settings name the guard never runs without it.
+        """
         guard = installed_guard()
         if guard is None:
-            raise NetworkGuardError("the reactor's resolver is not the network guard: no request can be judged")
+            from twisted.internet import reactor
+
+            guard = GuardedResolver.from_crawler(self.crawler, reactor)
+            guard.install_on_reactor()
         guard.policy = GuardPolicy(allow_private=self.allow_private, trusted=self.trusted_hosts, extra=self.proxy_hosts)
+        self.guard = guard
 
     async def process_request(self, request: Request) -> None:
+        if self.guarded and self.guard is None:
+            self._attach_guard()
         trusted = self.trusted_hosts()
         refusal = check_request_url(
             request.url, trusted_hosts=trusted, allow_private=self.allow_private, max_length=self.max_length
