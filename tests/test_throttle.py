@@ -80,12 +80,12 @@ def test_a_recrawl_of_unchanged_feeds_is_not_held_at_the_start_delay(tmp_path: P
     # Scrapy's rule kept the delay at 1 s (randomised 0.5-1.5 s): a median gap near 1 s. The 304s teach the
     # delay the host's latency (milliseconds on loopback) within a few answers.
     later = gaps[len(gaps) // 2 :]
-    assert statistics.median(later) < 0.4, gaps
+    assert statistics.median(later) < 0.6, gaps
 
 
 @pytest.mark.parametrize("autothrottle", ["True", "False"])
 def test_a_robots_txt_crawl_delay_is_the_hosts_delay(tmp_path: Path, autothrottle: str) -> None:
-    """A host asking for Crawl-delay: 1 gets requests at least 0.5 s apart (Scrapy randomises a delay 0.5-1.5x)."""
+    """A host asking for Crawl-delay: 1 gets requests at least 1 s apart (Scrapy's ±50 % jitter is off for it)."""
     web = Web()
     web.add("/robots.txt", Route(b"User-agent: *\nCrawl-delay: 1\nAllow: /\n", headers={"Content-Type": "text/plain"}))
     feeds = [f"/d{n}.xml" for n in range(6)]
@@ -103,4 +103,4 @@ def test_a_robots_txt_crawl_delay_is_the_hosts_delay(tmp_path: Path, autothrottl
     assert len(arrivals) == len(feeds)
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     # Before: AutoThrottle's delay (or none) whatever robots.txt asked; two feeds a few ms apart.
-    assert min(gaps) >= 0.45, [round(g, 3) for g in gaps]
+    assert min(gaps) >= 0.9, [round(g, 3) for g in gaps]

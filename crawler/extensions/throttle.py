@@ -119,8 +119,10 @@ class CrawlDelay:
         entry = downloader.per_slot_settings.setdefault(key, {})
         entry[CRAWL_DELAY] = seconds
         entry["delay"] = max(float(entry.get("delay", 0.0)), seconds)  # a slot made later for the host starts so
+        entry["jitter"] = 0  # Scrapy's ±50 % would let two requests come half a Crawl-delay apart
         slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, seconds)
+            slot.jitter = 0
         self.crawler.stats.inc_value("politeness/crawl_delay_hosts")
         logger.info("%s asks for Crawl-delay %s s in its robots.txt: %.1f s between requests", key, asked, seconds)
