@@ -102,7 +102,8 @@ main() {
   # A failed update is not the end: the package lists already there may do.
   apt-get -o DPkg::Lock::Timeout=120 update -qq >>"$log" 2>&1 || true
   for pkg in "${missing[@]}"; do
-    apt-get -o DPkg::Lock::Timeout=120 install -y -qq "$pkg" >>"$log" 2>&1 || true
+    # --no-remove: an install that would remove any installed package is refused, not carried out.
+    apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-remove "$pkg" >>"$log" 2>&1 || true
   done
 
   mapfile -t missing < <(missing_packages)
