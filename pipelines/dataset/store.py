@@ -26,6 +26,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipelines.dataset import faults
+from pipelines.dataset.claims import commit_keys, fetch_key, keep_rows, page_keys
 from schemas.tables import PARTITION_KEY, TABLES, Encoded, arrow_schema, check_version, decode_rows
 
 if TYPE_CHECKING:
@@ -96,6 +98,13 @@ def arrow_table(table: str, rows: list[dict[str, Any]], encoded: list[Encoded]) 
     arrow = pa.Table.from_batches(batches, schema=schema)
     # Many small batches (one a feed) left as chunks would make the Parquet writer slower.
     return arrow.combine_chunks() if len(batches) > 1 else arrow
+
+
+def _remove_quietly(fs: pafs.FileSystem, path: str) -> None:
+    try:
+        fs.delete_file(path)
+    except OSError as exc:  # never there (the open failed), or the disk refuses even that
+        logger.debug("dataset: cannot remove %s: %s", path, exc)
 
 
 def _atomic_rename_supported(fs: pafs.FileSystem) -> bool:
@@ -234,33 +243,94 @@ class DatasetWriter:
                 sink.write(json.dumps({"job_id": self.job_id, "token": self._token}).encode())
             self._running.add(directory)
 
-    def commit(self, batch: Batch) -> None:
-        """Write one batch: its files under temporary names, renamed into place, then its marker."""
+    @property
+    def token(self) -> str:
+        """This writer's token: in its part files' names, its commit markers' and its ``.running`` markers'."""
+        return self._token
+
+    def commit_id(self, batch: Batch) -> str:
+        """The name of ``batch``'s commit marker, without ``.json``: ``<seq>-<token>``."""
+        return f"{batch.seq:06d}-{self._token}"
+
+    def commit(self, batch: Batch, drop: set[str] | None = None) -> None:
+        """Write one batch: its files under temporary names, renamed into place, then its marker.
+
+        ``drop``: keys (:mod:`pipelines.dataset.claims`) whose rows another commit holds: left out.
+        A write that fails removes the temporary files it made (a full disk keeps no half commit).
+        """
+        drop = drop or set()
         tables = [t for t in TABLES if t in batch.tables or t in batch.encoded]
         name = f"part-{batch.seq:06d}-{self._token}.parquet"
         atomic = _atomic_rename_supported(self.fs)
-        written: list[tuple[str, str, int]] = []
-        for table in tables:
-            directory = self.partition_dir(table)
-            self.fs.create_dir(directory, recursive=True)
-            self._mark_running(directory)
-            final = f"{directory}/{name}"
-            target = f"{directory}/.{name}.tmp" if atomic else final
-            arrow = arrow_table(table, batch.tables.get(table, []), batch.encoded.get(table, []))
-            with self.fs.open_output_stream(target) as sink:
-                pq.write_table(arrow, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
-            written.append((target, final, arrow.num_rows))
-        for target, final, _ in written:
+        pages = page_keys(batch.tables.get("pages", [])) if drop else {}
+        written: list[tuple[str, str, str, int]] = []  # (table, temporary name, final name, rows)
+        try:
+            for table in tables:
+                rows = batch.tables.get(table, [])
+                if drop and table == "fetch_log":
+                    rows = [r for r in rows if fetch_key(r) not in drop]
+                arrow = keep_rows(table, arrow_table(table, rows, batch.encoded.get(table, [])), drop, pages)
+                if arrow.num_rows == 0:
+                    continue
+                directory = self.partition_dir(table)
+                self.fs.create_dir(directory, recursive=True)
+                self._mark_running(directory)
+                final = f"{directory}/{name}"
+                target = f"{directory}/.{name}.tmp" if atomic else final
+                written.append((table, target, final, arrow.num_rows))
+                with self.fs.open_output_stream(target) as sink:
+                    pq.write_table(arrow, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+        except BaseException:
+            for _, target, _, _ in written:
+                _remove_quietly(self.fs, target)
+            raise
+        faults.reached("written")
+        for _, target, final, _ in written:
             if target != final:
                 self.fs.move(target, final)
+        if not written:
+            return
+        faults.reached("renamed")
         self.fs.create_dir(self.commit_dir, recursive=True)
-        marker = {"seq": batch.seq, "files": {t: n for t, (_, _, n) in zip(tables, written, strict=True)}}
+        marker = {"seq": batch.seq, "files": {t: n for t, _, _, n in written}}
         with self.fs.open_output_stream(f"{self.commit_dir}/{batch.seq:06d}-{self._token}.json") as sink:
             sink.write(json.dumps(marker).encode())
-        for table, (_, _, n) in zip(tables, written, strict=True):
+        faults.reached("committed")
+        for table, _, _, n in written:
             self.rows_written[table] += n
         self.files_written += len(written)
         self.commits += 1
+
+    def commit_published(self, commit: str) -> bool:
+        """Whether the commit ``commit`` (``<seq>-<token>``) of this job is in the dataset: its marker, or a
+        compacted file's record naming one of its files (``compact`` removes merged commits' markers)."""
+        return commit_published(self.fs, self.root, self.job_id, commit)
+
+    def discard_commit(self, commit: str) -> int:
+        """Delete the files of commit ``commit`` (``<seq>-<token>``, another writer's that died before it wrote
+        the commit's marker: none of its files count), in every table of the job; how many there were."""
+        removed = 0
+        names = {f"part-{commit}.parquet", f".part-{commit}.parquet.tmp"}
+        for table in TABLES:
+            for name in names:
+                path = f"{self.partition_dir(table)}/{name}"
+                if self.fs.get_file_info(path).type == pafs.FileType.File:
+                    _remove_quietly(self.fs, path)
+                    removed += 1
+        return removed
+
+    def remove_leftovers(self, token: str) -> int:
+        """Remove what the writer ``token`` (a dead worker's) left in this job's partitions: its
+        ``.running`` markers and temporary part files. How many files went."""
+        removed = 0
+        tmp = re.compile(rf"^\.part-\d+-{re.escape(token)}\.parquet\.tmp$")
+        for table in TABLES:
+            selector = pafs.FileSelector(self.partition_dir(table), allow_not_found=True)
+            for info in self.fs.get_file_info(selector):
+                if info.base_name == f"{RUNNING_MARKER}-{token}" or tmp.match(info.base_name):
+                    _remove_quietly(self.fs, info.path)
+                    removed += 1
+        return removed
 
     def check_writable(self) -> None:
         """Raise ``OSError`` now if the output cannot be written (read-only, missing bucket, no space)."""
@@ -324,6 +394,25 @@ def _recorded_start(fs: pafs.FileSystem, marker: pafs.FileInfo) -> float | None:
     return float(started) if isinstance(started, int | float) else None
 
 
+def commit_published(fs: pafs.FileSystem, root: str, job_id: str, commit: str) -> bool:
+    """Whether the commit ``commit`` (``<seq>-<token>``) of a job is in the dataset: its marker, or the record
+    of a compacted file made of one of its files."""
+    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+    if fs.get_file_info(f"{commit_dir}/{commit}.json").type == pafs.FileType.File:
+        return True
+    part = f"part-{commit}.parquet"
+    for marker in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True)):
+        if COMPACTED_MARKER.match(marker.base_name):
+            try:
+                with fs.open_input_stream(marker.path) as f:
+                    sources = json.loads(f.read()).get("compacted_from") or []
+            except (OSError, ValueError, AttributeError):
+                continue
+            if part in sources:
+                return True
+    return False
+
+
 def unfinished_jobs(out: str, jobs: list[str] | None = None) -> dict[str, int]:
     """Of ``jobs`` (default: every job), those with partitions holding a ``.running`` marker, and how many:
     a crawl is writing them, or stopped before it ended (what it committed is there, the rest is not).
@@ -359,6 +448,27 @@ def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
             first = run_started(fs, root, job)
             started[job] = first if first is not None else (info.mtime.timestamp() if info.mtime else 0.0)
     return sorted(started, key=lambda job: (started[job], job))
+
+
+def committed_claims(out: str, job_id: str) -> list[tuple[str, str]]:
+    """(key, claim) of every committed ``fetch_log`` row of a job (:mod:`pipelines.dataset.claims`): what
+    a frontier that lost its last writes must know was committed. The claim names the row's commit
+    (``committed\t<seq>-<token>``, the part file's), so it reads as a published commit's."""
+    import pyarrow.dataset as ds
+
+    fs, root = resolve_root(out)
+    path = f"{root}/fetch_log/{PARTITION_KEY}={job_id}"
+    try:
+        dataset = ds.dataset(path, filesystem=fs, format="parquet", ignore_prefixes=[".", "_"])
+    except FileNotFoundError:
+        return []
+    found: list[tuple[str, str]] = []
+    for fragment in dataset.get_fragments():
+        name = posixpath.basename(fragment.path)
+        claim = "committed\t" + name.removeprefix("part-").removesuffix(".parquet")
+        rows = fragment.to_table(columns=["url", "final_url", "outcome", "source"]).to_pylist()
+        found += [(key, claim) for key in commit_keys(rows)]
+    return found
 
 
 def committed_urls(out: str, job_id: str) -> set[str]:

@@ -1,0 +1,190 @@
+"""Exactly one row per URL per job, whatever dies: real crawl processes, a real redis-server, real SIGKILLs.
+
+A loopback web of pages, each advertising two feeds (so every feed is named twice: one ``duplicate``
+row per feed), is crawled by a coordinator while short-lived workers join and kill themselves
+(``FEEDCENSUS_DIE_AT``, a real SIGKILL) at every point of a commit: after taking requests, after
+claiming a commit's rows, with its files written under temporary names, renamed, committed, and after
+the leases were released. Another job loses its Redis (SIGKILL: the append-only file may miss its last
+second) and goes on after a restart. Every run must end with every feed present and no row twice in
+any table; the dead workers' markers must be gone and ``compact`` must merge the job.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crawler.demo.webserver import Route, Web, WebServer
+from pipelines.dataset.faults import ENV as DIE_AT
+from pipelines.dataset.faults import POINTS
+from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli
+from tests.redisserver import RedisServer
+
+QUICK = [*QUICK_CRAWL, "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.3", "-s", "FEEDCENSUS_FRONTIER_LEASE=1.5"]
+TUNE = [
+    "-s", "FEEDCENSUS_FLUSH_SECONDS=0.2", "-s", "FEEDCENSUS_FRONTIER_PREFETCH=2", "-s", "CONCURRENT_REQUESTS=2",
+    "-s", "FEEDCENSUS_WORKERS=0", "--no-reflexive", "--log-level", "WARNING",
+]  # fmt: skip
+#: The natural key of each table's rows: no two rows of a job may share one.
+KEYS: dict[str, tuple[str, ...]] = {
+    "feeds": ("url",),
+    "items": ("feed_url", "guid"),
+    "element_usage": ("feed_url", "scope", "element"),
+    "conformance": ("feed_url", "rule", "scope"),
+    "pages": ("url",),
+    "links": ("page_url", "href"),
+    "fetch_log": ("url", "outcome", "source"),
+}
+
+
+def feed_body(i: int) -> bytes:
+    items = "".join(f"<item><title>t{i}.{k}</title><guid>g{i}.{k}</guid></item>" for k in range(3))
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>F{i}</title>{items}</channel></rss>'.encode()
+
+
+def page_body(i: int, n: int) -> bytes:
+    links = "".join(f'<link rel="alternate" type="application/rss+xml" href="/f{j}.xml">' for j in (i, (i + 1) % n))
+    return f"<html><head><title>P{i}</title>{links}</head><body>p{i}</body></html>".encode()
+
+
+def census_web(n: int, delay: float) -> Web:
+    web = Web()
+    web.add("/robots.txt", Route(b"User-agent: *\nAllow: /\n", headers={"Content-Type": "text/plain"}))
+    for i in range(n):
+        web.add(f"/p{i}.html", Route(page_body(i, n), headers={"Content-Type": "text/html"}, delay=delay))
+        web.add(f"/f{i}.xml", Route(feed_body(i), headers={"Content-Type": "application/rss+xml"}, delay=delay))
+    return web
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with RedisServer(tmp_path / "redis") as server:
+        yield server
+
+
+def start(*args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    with log.open("w") as sink:  # a file, not a pipe nobody reads while the process runs
+        return subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", *args],
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+
+def finish(proc: subprocess.Popen[str], log: Path, timeout: float = 120) -> tuple[int, str]:
+    proc.wait(timeout=timeout)
+    return proc.returncode, log.read_text(errors="replace")
+
+
+def assert_exactly_once(out: Path, server: WebServer, n: int) -> None:
+    """Every page and feed of the web present, and no table holding a row twice."""
+    for table, key in KEYS.items():
+        rows = read_table(out, table).to_pylist()
+        twice = {k: c for k, c in Counter(tuple(r[c] for c in key) for r in rows).items() if c > 1}
+        assert twice == {}, f"{table}: {len(twice)} keys twice, e.g. {sorted(twice)[:3]}"
+    feeds = {r["url"] for r in read_table(out, "feeds").to_pylist()}
+    assert feeds == {server.url_for(f"/f{i}.xml") for i in range(n)}
+    log = Counter((r["url"], r["outcome"]) for r in read_table(out, "fetch_log").to_pylist())
+    expected = Counter(
+        {(server.url_for(f"/p{i}.html"), "page"): 1 for i in range(n)}
+        | {(server.url_for(f"/f{i}.xml"), "feed"): 1 for i in range(n)}
+        | {(server.url_for(f"/f{i}.xml"), "duplicate"): 1 for i in range(n)}  # named by two pages
+        | {(server.url_for("/robots.txt"), "robots"): 1}  # one row for the job, whoever fetched it
+    )
+    assert log == expected, (log - expected, expected - log)
+    assert len(read_table(out, "items")) == 3 * n
+    assert len(read_table(out, "links")) == 2 * n
+
+
+def leftovers(out: Path) -> list[str]:
+    return sorted(str(p.relative_to(out)) for p in out.rglob(".*") if p.name.startswith((".running", ".part-")))
+
+
+def test_workers_killed_at_every_point_of_a_commit_leave_every_row_once(redis: RedisServer, tmp_path: Path) -> None:
+    n = 60
+    kill_points = [f"{point}:{k}" for k in (1, 2, 3, 4) for point in POINTS]  # 24 points
+    with WebServer(census_web(n, delay=0.25)) as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(server.url_for(f"/p{i}.html") + "\n" for i in range(n)))
+        out = tmp_path / "out"
+        job = ["--frontier", redis.url, "--job", "k", "--out", str(out), *QUICK, *TUNE]
+        coordinator = start(
+            "crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", "k", "--frontier", redis.url,
+            *QUICK, *TUNE, "-s", "CONCURRENT_REQUESTS=1", log=tmp_path / "coordinator.log",
+        )  # fmt: skip
+        todo = list(kill_points)
+        running: list[tuple[str, subprocess.Popen[str]]] = []
+        ended: list[tuple[str, int, str]] = []
+        deadline = time.monotonic() + 150
+        while (todo or running) and time.monotonic() < deadline:
+            while todo and len(running) < 3 and coordinator.poll() is None:
+                point = todo.pop(0)
+                log = tmp_path / f"worker-{point.replace(':', '-')}.log"
+                running.append((point, start("worker", *job, env={DIE_AT: point}, log=log)))
+            for point, proc in list(running):
+                if proc.poll() is not None:
+                    ended.append((point, *finish(proc, tmp_path / f"worker-{point.replace(':', '-')}.log")))
+                    running.remove((point, proc))
+            if coordinator.poll() is not None:
+                todo = []
+            time.sleep(0.05)
+        for _, proc in running:
+            proc.kill()
+        code, log_c = finish(coordinator, tmp_path / "coordinator.log")
+        assert code == 0, log_c[-3000:]
+        killed = [point for point, code, _ in ended if code == -signal.SIGKILL]
+        others = [(point, code, log[-800:]) for point, code, log in ended if code not in (-signal.SIGKILL, 0, 1)]
+        assert others == []
+        assert len(killed) >= 20, (killed, [(p, c) for p, c, _ in ended])
+        assert_exactly_once(out, server, n)
+
+    assert leftovers(out) == []  # the dead workers' markers and temporary files, removed by the coordinator
+    compact = run_cli("compact", str(out))
+    assert compact.returncode == 0, compact.stderr
+    assert "being written" not in compact.stdout + compact.stderr
+    assert len(list((out / "fetch_log" / "job_id=k").glob("part-*.parquet"))) == 1
+    assert_exactly_once(out, server, n)  # and still once each after the merge
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+def test_redis_restarted_mid_job_leaves_every_row_once(redis: RedisServer, tmp_path: Path, how: str) -> None:
+    n = 40
+    with WebServer(census_web(n, delay=0.15)) as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(server.url_for(f"/p{i}.html") + "\n" for i in range(n)))
+        out = tmp_path / "out"
+        job = ["--frontier", redis.url, "--job", "r", "--out", str(out), *QUICK, *TUNE]
+        coordinator = start(
+            "crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", "r", "--frontier", redis.url, *QUICK, *TUNE,
+            log=tmp_path / "coordinator.log",
+        )  # fmt: skip
+        worker = start("worker", *job, log=tmp_path / "worker.log")
+        deadline = time.monotonic() + 60
+        while sum(server.hits.values()) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if how == "stop":
+            redis.stop()  # SIGTERM: it writes its append-only file whole
+        else:
+            redis.kill()  # SIGKILL: appendfsync everysec may lose its last second
+        for proc, name in ((coordinator, "coordinator"), (worker, "worker")):
+            code, log = finish(proc, tmp_path / f"{name}.log", timeout=60)
+            assert code == 4, log[-3000:]
+        before = len(read_table(out, "feeds"))
+        assert 0 < before < n
+
+        redis.start()
+        proc = run_cli("worker", *job)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert_exactly_once(out, server, n)
+    assert leftovers(out) == []
