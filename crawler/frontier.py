@@ -862,7 +862,7 @@ class Frontier:
             info["writer"] = self.writer_token
         known = int(self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0"))
         if known < 0:
-            raise self._gone()
+            raise self.gone_error()
         return bool(known)
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
@@ -959,7 +959,7 @@ class Frontier:
         commit claimed first, with that claim (see :class:`Claimed`). :class:`JobGone` when the job is gone."""
         got = self._run("claim", self.worker, commit, repr(self.lease_seconds), *keys) if keys else []
         if got == "gone":
-            raise self._gone()
+            raise self.gone_error()
         flat = [str(x) for x in got or ()]
         return [Claimed(flat[i], flat[i + 1], live=flat[i + 2] == "1") for i in range(0, len(flat) - 2, 3)]
 
@@ -1000,7 +1000,7 @@ class Frontier:
         run_id = str(self._call("read the server's run id", self.redis.info, "server").get("run_id") or "")
         self._call("write meta", self.redis.hset, self.key("meta"), "run_id", run_id)
 
-    def _gone(self) -> JobGone:
+    def gone_error(self) -> JobGone:
         return JobGone(
             f"frontier {self.display_url} (job {self.job}): the job is gone from Redis (the server lost its data, "
             "or the job's keys were deleted): what was queued and leased went with it"
@@ -1061,7 +1061,7 @@ class Frontier:
         token, busy = str(next(self._tokens)), "1" if mark_busy else "0"
         got = self._run("pop", self.worker, token, busy, str(max(count, 1)), "1" if self.joined else "0")
         if got == "gone":  # at the first take, not the next heartbeat
-            raise self._gone()
+            raise self.gone_error()
         taken = []
         for member in itertools.islice(got or (), 0, None, 2):  # member, score, member, score, ...
             url, _, encoded = str(member).rpartition("\n")  # as the script splits it: at the last newline
@@ -1596,9 +1596,11 @@ class FrontierWorker:
         self.failed: str | None = None
         self.dataset: Dataset | None = None
         self._lock = threading.Lock()
-        self._fresh: list[str] = []  # committed since the last heartbeat (appended on the writer thread)
+        #: (commit seq, URLs) committed since the last heartbeat (appended on the writer thread), and before it.
+        self._fresh: list[tuple[int, list[str]]] = []
         self._aliases: dict[str, list[str]] = {}  # a row's URL -> more URLs its commit releases
-        self._ready: list[str] = []  # committed before it: released at the next heartbeat
+        self._ready: list[tuple[int, list[str]]] = []
+        self._last_seq = 0  # the latest commit's
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
         #: True while this process queues its inputs: it takes no request until they are all in.
@@ -1751,11 +1753,11 @@ class FrontierWorker:
             if row.get("outcome") == Outcome.DUPLICATE and url == final_url:
                 continue
             urls += [u for u in (url, final_url) if isinstance(u, str) and u]
-        if urls:
-            with self._lock:
-                for url in list(urls):
-                    urls += self._aliases.pop(url, ())
-                self._fresh += urls
+        with self._lock:
+            for url in list(urls):
+                urls += self._aliases.pop(url, ())
+            self._fresh.append((batch.seq, urls))
+            self._last_seq = max(self._last_seq, batch.seq)
 
     def before_take(self) -> None:
         """Before the dataset takes a batch (reactor thread): push the requests held back, so that the
@@ -1855,10 +1857,8 @@ class FrontierWorker:
         """Every ``FEEDCENSUS_FRONTIER_HEARTBEAT`` seconds: release, heartbeat, requeue dead workers' leases."""
         if self.frontier is None or self.failed is not None:
             return
-        with self._lock:
-            ready, self._ready, self._fresh = self._ready, self._fresh, []
         try:
-            self._release(ready)
+            self._release(staged=True)
             self._heartbeat(self.state)
             self._requeue_dead()
             self.clean_up_dead()
@@ -1889,9 +1889,11 @@ class FrontierWorker:
         requeue dead workers' leases; True when the job is quiet and this worker may close."""
         assert self.frontier is not None
         dataset = self.dataset
+        if self.scheduler is not None and not self.scheduler.push_pending():
+            raise FrontierError(self.failed or "the frontier failed")
         if dataset is not None and dataset.writer.pending:
-            deferred_from_coro(dataset.commit_if_due())  # commits what has waited FEEDCENSUS_FLUSH_SECONDS
-        self._release(self._take_committed())
+            dataset.commit_now()  # idle: what it holds is all there is (its leases end once it is committed)
+        self._release()
         self._requeue_dead()
         self.state = IDLE
         self._heartbeat(IDLE)
@@ -1924,7 +1926,7 @@ class FrontierWorker:
         stats = self.crawler.stats
         try:
             if self.failed is None:
-                self._release(self._take_committed())
+                self._release()
                 self._heartbeat(CLOSED)
                 self._leave(reason, requeue=reason != "finished" or not settled)
                 if frontier.is_done():
@@ -1953,20 +1955,34 @@ class FrontierWorker:
             self._inc(STAT_ORPHANED, len(back))
             logger.warning("frontier: %d leases no committed row named were let go, e.g. %s", len(back), back[0])
 
-    def _take_committed(self) -> list[str]:
-        with self._lock:
-            urls = self._ready + self._fresh
-            self._ready, self._fresh = [], []
-        return urls
+    def _take_releasable(self, *, staged: bool) -> list[str]:
+        """The committed URLs whose leases may end now (after the requests held back were pushed).
 
-    def _release(self, urls: list[str]) -> None:
-        """End this worker's leases of ``urls``, once the requests held back for a batch are queued (the
-        requests a page's response made are queued before its lease ends): none if that push failed."""
+        A URL's release settles it (the queue skips it from then on), so every row its reading made must
+        be committed first: the ``duplicate`` rows of the requests its page made are written when those
+        are pushed, which may be after the page's own commit was taken. So a commit's URLs are released
+        once a later commit is done (taken after that push), or once nothing is buffered nor in flight.
+        ``staged``: only the commits already seen at the previous heartbeat (the requests a response
+        makes reach the scheduler just after its rows)."""
+        dataset = self.dataset
+        settled = dataset is None or (dataset.writer.pending == 0 and dataset.uncommitted_rows == 0)
+        with self._lock:
+            candidates = self._ready if staged else self._ready + self._fresh
+            go = [urls for seq, urls in candidates if settled or seq < self._last_seq]
+            wait = [(seq, urls) for seq, urls in candidates if not (settled or seq < self._last_seq)]
+            self._ready, self._fresh = (wait + self._fresh, []) if staged else (wait, [])
+        return [url for urls in go for url in urls]
+
+    def _release(self, *, staged: bool = False) -> None:
+        """End this worker's leases of the URLs committed (:meth:`_take_releasable`), once the requests held
+        back for a batch are queued (the requests a page's response made are queued before its lease ends):
+        none if that push failed."""
         assert self.frontier is not None
         scheduler = self.scheduler
+        if scheduler is not None and not scheduler.push_pending():
+            raise FrontierError(self.failed or "the frontier failed")
+        urls = self._take_releasable(staged=staged)
         if scheduler is not None:
-            if not scheduler.push_pending():
-                raise FrontierError(self.failed or "the frontier failed")
             waiting = scheduler.taken_urls()
             urls = [u for u in urls if u not in waiting]  # their own rows end their leases, once fetched
         if urls:

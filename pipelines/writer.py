@@ -183,6 +183,11 @@ class Dataset:
     def job_id(self) -> str:
         return self.writer.job_id
 
+    @property
+    def uncommitted_rows(self) -> int:
+        """Rows taken for commits that are not committed yet (queued for the writer thread or being written)."""
+        return sum(self._uncommitted.values())
+
     def is_done(self, url: str) -> bool:
         """Whether an interrupted run of this job already committed ``url``'s row."""
         return url in self.done
@@ -224,6 +229,10 @@ class Dataset:
             self._start_commit()
         while len(self._queued) > MAX_QUEUED_COMMITS:
             await maybe_deferred_to_future(self._queued[0])
+
+    def commit_now(self) -> None:
+        """Start a commit of what is buffered, due or not (a distributed worker with nothing to do)."""
+        self._start_commit()
 
     # --- commits on the writer thread ------------------------------------------------
 

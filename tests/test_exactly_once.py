@@ -112,9 +112,9 @@ def leftovers(out: Path) -> list[str]:
 
 
 def test_workers_killed_at_every_point_of_a_commit_leave_every_row_once(redis: RedisServer, tmp_path: Path) -> None:
-    n = 60
-    kill_points = [f"{point}:{k}" for k in (1, 2, 3, 4) for point in POINTS]  # 24 points
-    with WebServer(census_web(n, delay=0.25)) as server:
+    n = 80
+    kill_points = [f"{point}:{k}" for k in (4, 3, 2, 1) for point in POINTS]  # 24 points, the later ones first
+    with WebServer(census_web(n, delay=0.4)) as server:
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("".join(server.url_for(f"/p{i}.html") + "\n" for i in range(n)))
         out = tmp_path / "out"
@@ -128,7 +128,7 @@ def test_workers_killed_at_every_point_of_a_commit_leave_every_row_once(redis: R
         ended: list[tuple[str, int, str]] = []
         deadline = time.monotonic() + 150
         while (todo or running) and time.monotonic() < deadline:
-            while todo and len(running) < 3 and coordinator.poll() is None:
+            while todo and len(running) < 4 and coordinator.poll() is None:
                 point = todo.pop(0)
                 log = tmp_path / f"worker-{point.replace(':', '-')}.log"
                 running.append((point, start("worker", *job, env={DIE_AT: point}, log=log)))
@@ -146,15 +146,15 @@ def test_workers_killed_at_every_point_of_a_commit_leave_every_row_once(redis: R
         killed = [point for point, code, _ in ended if code == -signal.SIGKILL]
         others = [(point, code, log[-800:]) for point, code, log in ended if code not in (-signal.SIGKILL, 0, 1)]
         assert others == []
-        assert len(killed) >= 20, (killed, [(p, c) for p, c, _ in ended])
         assert_exactly_once(out, server, n)
+        assert len(killed) >= 20, [(p, c) for p, c, _ in ended]
 
-    assert leftovers(out) == []  # the dead workers' markers and temporary files, removed by the coordinator
-    compact = run_cli("compact", str(out))
-    assert compact.returncode == 0, compact.stderr
-    assert "being written" not in compact.stdout + compact.stderr
-    assert len(list((out / "fetch_log" / "job_id=k").glob("part-*.parquet"))) == 1
-    assert_exactly_once(out, server, n)  # and still once each after the merge
+        assert leftovers(out) == []  # the dead workers' markers and temporary files, removed by the coordinator
+        compact = run_cli("compact", str(out))
+        assert compact.returncode == 0, compact.stderr
+        assert "being written" not in compact.stdout + compact.stderr
+        assert len(list((out / "fetch_log" / "job_id=k").glob("part-*.parquet"))) == 1
+        assert_exactly_once(out, server, n)  # and still once each after the merge
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])
@@ -188,3 +188,22 @@ def test_redis_restarted_mid_job_leaves_every_row_once(redis: RedisServer, tmp_p
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert_exactly_once(out, server, n)
     assert leftovers(out) == []
+
+
+def test_a_worker_says_at_once_that_a_job_whose_rows_it_finds_is_gone(redis: RedisServer, tmp_path: Path) -> None:
+    """A job the frontier has no trace of, whose rows the dataset holds, was there and is gone (Redis lost
+    its data): no coordinator will come. The worker says so at once, not after ``--wait`` (60 s)."""
+    out = tmp_path / "out"
+    with WebServer(census_web(1, delay=0)) as server:
+        proc = run_cli("crawl", "--url", server.url_for("/f0.xml"), "--out", str(out), "--job-id", "g", *QUICK_CRAWL)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    began = time.monotonic()
+    proc = run_cli("worker", "--frontier", redis.url, "--job", "g", "--out", str(out))
+    assert time.monotonic() - began < 20  # before: 60 s of --wait, then "no job"
+    assert proc.returncode == 4, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "the job is gone from Redis" in last and "the job cannot go on" in last, last
+    assert "Traceback" not in proc.stderr
+    # A job with no rows yet may still be started by its coordinator: the worker waits for it, as before.
+    proc = run_cli("worker", "--frontier", redis.url, "--job", "new", "--out", str(out), "--wait", "1")
+    assert proc.returncode == 2 and "no job 'new'" in proc.stderr, proc.stderr
