@@ -16,7 +16,9 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   host, pid, started, state, heartbeat, requests), ``not_due`` (set: the feeds recorded
   as not due, so one worker records each) and ``meta`` (hash: created, state
   running|done, seeded, input_hosts), ``children:<url>`` and ``children_before:<url>`` (sets of
-  fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them). A scheduled re-crawl
+  fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them), ``done``
+  (hash: the key of a committed row -> ``<worker>\t<commit>``, ``+`` first once settled, see below) and
+  ``dead_writers`` (set: the writer tokens of dead workers whose leftovers are not removed yet). A scheduled re-crawl
   is a new job, so it never inherits the previous one's duplicate filter; :meth:`Frontier.finish`
   makes every key of a job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
 - **Leases.** Taking requests leases their URLs to the worker, in one Lua script (one
@@ -66,6 +68,13 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   does when it closes). Then it closes: it commits, releases, unregisters and, when
   :meth:`Frontier.is_done` (nothing leased either), marks the job done. A worker that
   stops for another reason (Ctrl-C, a shutdown) puts what it holds back in the queue.
+- **Exactly once.** A commit claims the keys of its rows (:mod:`pipelines.dataset.claims`) in one script
+  before it writes its files (:meth:`FrontierWorker.claim_rows`); the rows of a key another commit claimed
+  first are left out when that commit is published, and a dead worker's unpublished claim is taken over. A
+  URL whose lease is released after its commit is *settled*: taken from the queue again, it is dropped. A
+  commit's URLs are released once the rows their reading made are committed (a later commit done, or
+  nothing waiting). After Redis restarted (a new ``run_id``: it may have lost its last writes) the first
+  worker to join claims again every committed row's key. docs/distributed.md, "Exactly once".
 - **Requests as JSON**, never pickle (what scrapy-redis does by default: a shared
   Redis would run code in every worker). ``meta["fc"]`` (:class:`~schemas.items.FetchContext`),
   bytes, tuples and dicts with non-string keys are tagged; a meta value of another type

@@ -207,3 +207,42 @@ def test_a_worker_says_at_once_that_a_job_whose_rows_it_finds_is_gone(redis: Red
     # A job with no rows yet may still be started by its coordinator: the worker waits for it, as before.
     proc = run_cli("worker", "--frontier", redis.url, "--job", "new", "--out", str(out), "--wait", "1")
     assert proc.returncode == 2 and "no job 'new'" in proc.stderr, proc.stderr
+
+
+def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Path) -> None:
+    """Where a duplicate can still arise (a job written before claims, a worker taken for dead that published
+    after all), compact keeps each key's rows from the first commit published, in every table."""
+    from datetime import UTC, datetime
+
+    from pipelines.dataset.compact import compact_dataset
+    from pipelines.dataset.store import DatasetWriter
+    from tests.conftest import feed_row
+
+    out = str(tmp_path / "ds")
+    at = datetime(2026, 11, 27, tzinfo=UTC)
+
+    def write(writer: DatasetWriter, feeds: list[str], title: str) -> None:
+        writer.write_many(
+            {
+                "fetch_log": [{"url": u, "final_url": u, "outcome": "feed", "fetched_at": at} for u in feeds],
+                "feeds": [feed_row(u, at) for u in feeds],
+                "items": [{"feed_url": u, "position": 0, "guid": "g", "title": title} for u in feeds],
+            }
+        )
+        writer.flush()
+
+    first, second = DatasetWriter(out, "j"), DatasetWriter(out, "j")
+    write(first, ["http://a.example/f1", "http://a.example/f2"], "first")
+    time.sleep(0.05)  # the second writer's commit is published later
+    write(second, ["http://a.example/f2", "http://a.example/f3"], "second")
+    first.close()
+    second.close()
+    assert len(read_table(out, "feeds")) == 4  # f2 twice
+
+    compact_dataset(out, "j", old_files_grace=0)
+    for table in ("fetch_log", "feeds"):
+        assert sorted(r["url"] for r in read_table(out, table).to_pylist()) == [
+            "http://a.example/f1", "http://a.example/f2", "http://a.example/f3",
+        ]  # fmt: skip
+    items = {r["feed_url"]: r["title"] for r in read_table(out, "items").to_pylist()}
+    assert items == {"http://a.example/f1": "first", "http://a.example/f2": "first", "http://a.example/f3": "second"}

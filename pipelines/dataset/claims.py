@@ -32,6 +32,8 @@ BOOKKEEPING: Final = frozenset({"duplicate", "not_due", "input_error"})
 ROBOTS: Final = "robots"
 #: Joins the parts of a bookkeeping key (never in a URL: it is a control character).
 SEP: Final = "\x1f"
+#: Marks a page's URL after redirects in :func:`winning_commits` (``links.page_url`` names it).
+FINAL: Final = "final "
 #: The column whose value is a row's key (through :func:`page_keys` for ``links``), by table.
 KEY_COLUMN: Final[Mapping[str, str]] = {
     "feeds": "url",
@@ -78,3 +80,38 @@ def keep_rows(table: str, arrow: pa.Table, drop: set[str], pages: Mapping[str, s
         values = [pages.get(v, v) if v is not None else None for v in values]
     mask = pa.array([v not in drop for v in values], type=pa.bool_())
     return arrow.filter(mask)
+
+
+def commit_of(part_name: str) -> str:
+    """The commit a writer's part file belongs to: ``part-<seq>-<token>.parquet`` -> ``<seq>-<token>``."""
+    return part_name.removeprefix("part-").removesuffix(".parquet")
+
+
+def winning_commits(fetch_logs: Iterable[tuple[str, Iterable[Mapping[str, Any]]]]) -> dict[str, str]:
+    """The one rule readers keep duplicates by: each key's rows are those of the first commit, in the order
+    given (commits as published), whose ``fetch_log`` rows have the key. ``fetch_logs``: (commit, rows).
+
+    A job written by this version has no key in two commits of two writers (docs/distributed.md, "Exactly
+    once"); this is for one written before, or a worker taken for dead that published after all."""
+    winners: dict[str, str] = {}
+    for commit, rows in fetch_logs:
+        for row in rows:
+            winners.setdefault(fetch_key(row), commit)
+            if row.get("outcome") == "page" and row.get("final_url"):  # links name the page after redirects
+                winners.setdefault(FINAL + str(row["final_url"]), commit)
+    return winners
+
+
+def keep_winners(table: str, commit: str, arrow: pa.Table, winners: Mapping[str, str]) -> pa.Table:
+    """The rows of ``arrow`` (of ``table``, from ``commit``) whose key's rows are this commit's (or whose key
+    no ``fetch_log`` row has, as ``workers`` rows)."""
+    if table == "fetch_log":
+        rows = arrow.select(["url", "final_url", "outcome", "source"]).to_pylist()
+        mask = [winners.get(fetch_key(r), commit) == commit for r in rows]
+    elif table in KEY_COLUMN:
+        values = arrow.column(KEY_COLUMN[table]).to_pylist()
+        prefix = FINAL if table == "links" else ""
+        mask = [v is None or winners.get(prefix + v, commit) == commit for v in values]
+    else:
+        return arrow
+    return arrow if all(mask) else arrow.filter(pa.array(mask, type=pa.bool_()))
