@@ -1733,6 +1733,10 @@ class FrontierWorker:
             self.dataset.on_take.append(self.before_take)
             self.dataset.claim = self.claim_rows
             self.frontier.writer_token = self.dataset.writer.token
+            self.dataset.writer.marker_info = {
+                "frontier": shareable_url(self.frontier.url),
+                "worker": self.frontier.worker,
+            }
         history = history_of(self.crawler)
         if history is not None:
             history.claim_not_due = self.claim_not_due  # one not_due row per feed in the whole job
@@ -2036,6 +2040,26 @@ class FrontierWorker:
         stats = self.crawler.stats
         if stats is not None:
             stats.set_value(name, value)
+
+
+def marker_is_stale(info: Mapping[str, Any]) -> bool:
+    """Whether the ``.running`` marker of a distributed worker (its ``frontier``, ``job_id`` and ``worker``)
+    names a writer that is gone: the job is done or gone from Redis, or the worker is not a live one of it.
+    False when the marker names no frontier, or the frontier cannot be asked (then it is left alone)."""
+    url, job, worker = info.get("frontier"), info.get("job_id"), info.get("worker")
+    if not (isinstance(url, str) and isinstance(job, str) and isinstance(worker, str) and url and job):
+        return False
+    try:
+        frontier = Frontier.connect(url, job)
+    except FrontierError:
+        return False
+    try:
+        status = frontier.status()
+    except FrontierError:
+        return False
+    finally:
+        frontier.close()
+    return status.state != "running" or not any(w.id == worker and w.live for w in status.workers)
 
 
 def _reactor() -> Any:

@@ -237,7 +237,18 @@ def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Pat
     write(second, ["http://a.example/f2", "http://a.example/f3"], "second")
     first.close()
     second.close()
-    assert len(read_table(out, "feeds")) == 4  # f2 twice
+    assert len(read_table(out, "feeds")) == 4  # f2 twice in the files
+
+    # The readers (survey, changes, due: through open_table) read each key once, by the same rule.
+    from crawler.report.survey import connect
+    from pipelines.dataset.store import open_table
+
+    for job in ("j", None):
+        feeds = open_table(out, "feeds", job).to_table().column("url").to_pylist()
+        assert sorted(feeds) == ["http://a.example/f1", "http://a.example/f2", "http://a.example/f3"]
+    con, _ = connect(out, "j")
+    assert con.execute("SELECT count(*), count(DISTINCT url) FROM feeds").fetchone() == (3, 3)
+    assert con.execute("SELECT title FROM items WHERE feed_url = 'http://a.example/f2'").fetchall() == [("first",)]
 
     compact_dataset(out, "j", old_files_grace=0)
     for table in ("fetch_log", "feeds"):
@@ -246,3 +257,36 @@ def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Pat
         ]  # fmt: skip
     items = {r["feed_url"]: r["title"] for r in read_table(out, "items").to_pylist()}
     assert items == {"http://a.example/f1": "first", "http://a.example/f2": "first", "http://a.example/f3": "second"}
+
+
+def test_compact_asks_the_frontier_whether_a_markers_writer_is_gone(redis: RedisServer, tmp_path: Path) -> None:
+    """A distributed worker's ``.running`` marker names its frontier and worker: compact removes it (and that
+    writer's temporary files) once the frontier says the worker is gone, and merges the partition."""
+    from datetime import UTC, datetime
+
+    from crawler.frontier import Frontier, shareable_url
+    from pipelines.dataset.store import DatasetWriter
+
+    out = tmp_path / "ds"
+    frontier = Frontier.connect(redis.url, "m", "w1")
+    frontier.register()
+    at = datetime(2026, 11, 27, tzinfo=UTC)
+    writers = [DatasetWriter(str(out), "m"), DatasetWriter(str(out), "m")]
+    for n, writer in enumerate(writers):
+        writer.marker_info = {"frontier": shareable_url(redis.url), "worker": "w1"}
+        writer.write("fetch_log", [{"url": f"http://a.example/{n}", "outcome": "feed", "fetched_at": at}])
+        writer.flush()  # never closed: the process "died", its markers stay
+    partition = out / "fetch_log" / "job_id=m"
+    (partition / f".part-000009-{writers[0].token}.parquet.tmp").write_bytes(b"half")
+
+    proc = run_cli("compact", str(out))  # w1 is live: its markers stand
+    assert proc.returncode == 0 and "being written" in proc.stdout, proc.stdout + proc.stderr
+    assert len(list(partition.glob("part-*.parquet"))) == 2
+
+    frontier.unregister()  # now gone (as a worker found dead is)
+    proc = run_cli("compact", str(out))
+    assert proc.returncode == 0 and "being written" not in proc.stdout, proc.stdout + proc.stderr
+    assert leftovers(out) == []
+    assert len(list(partition.glob("part-*.parquet"))) == 1
+    assert len(read_table(out, "fetch_log")) == 2
+    frontier.close()

@@ -32,6 +32,8 @@ BOOKKEEPING: Final = frozenset({"duplicate", "not_due", "input_error"})
 ROBOTS: Final = "robots"
 #: Joins the parts of a bookkeeping key (never in a URL: it is a control character).
 SEP: Final = "\x1f"
+#: The ``fetch_log`` columns a row's key is made of.
+CLAIM_COLUMNS: Final = ("url", "final_url", "outcome", "source")
 #: Marks a page's URL after redirects in :func:`winning_commits` (``links.page_url`` names it).
 FINAL: Final = "final "
 #: The column whose value is a row's key (through :func:`page_keys` for ``links``), by table.
@@ -106,7 +108,7 @@ def keep_winners(table: str, commit: str, arrow: pa.Table, winners: Mapping[str,
     """The rows of ``arrow`` (of ``table``, from ``commit``) whose key's rows are this commit's (or whose key
     no ``fetch_log`` row has, as ``workers`` rows)."""
     if table == "fetch_log":
-        rows = arrow.select(["url", "final_url", "outcome", "source"]).to_pylist()
+        rows = arrow.select(list(CLAIM_COLUMNS)).to_pylist()
         mask = [winners.get(fetch_key(r), commit) == commit for r in rows]
     elif table in KEY_COLUMN:
         values = arrow.column(KEY_COLUMN[table]).to_pylist()

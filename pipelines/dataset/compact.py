@@ -66,8 +66,16 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset.claims import keep_winners, winning_commits
-from pipelines.dataset.store import ROW_GROUP_ROWS, is_running_marker, list_jobs, resolve_root, run_started
+from pipelines.dataset.claims import keep_winners
+from pipelines.dataset.store import (
+    ROW_GROUP_ROWS,
+    is_running_marker,
+    job_winners,
+    list_jobs,
+    read_marker,
+    resolve_root,
+    run_started,
+)
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
 
 logger = logging.getLogger(__name__)
@@ -181,6 +189,7 @@ def compact_dataset(
     file_rows: int = FILE_ROWS,
     row_group_rows: int = ROW_GROUP_ROWS,
     old_files_grace: float | None = None,
+    is_stale: Callable[[dict[str, Any]], bool] | None = None,
 ) -> CompactResult:
     """Compact every partition of ``out`` (or only those of ``job``).
 
@@ -192,6 +201,10 @@ def compact_dataset(
     group written, and the call returns once they all are. Raises
     CompactError when there is no dataset or no such job, and
     SchemaVersionError for files of a newer schema.
+
+    ``is_stale`` (what a ``.running`` marker says -> whether its writer is gone, e.g. a distributed worker
+    its frontier knows is dead: ``crawler.frontier.marker_is_stale``): such markers, and their writer's
+    temporary files, are removed first, so the partition is compacted.
     """
     if file_rows < 1 or row_group_rows < 1:
         raise CompactError(f"file_rows and row_group_rows must be positive, not {file_rows} and {row_group_rows}")
@@ -208,7 +221,7 @@ def compact_dataset(
                     if job_id not in winners:
                         winners[job_id] = _winners(fs, root, job_id)
                     result, sources = _compact_partition(
-                        fs, root, table, job_id, force, file_rows, row_group_rows, retired, winners[job_id]
+                        fs, root, table, job_id, force, file_rows, row_group_rows, retired, winners[job_id], is_stale
                     )
                     results.append(result)
                     merged.setdefault(job_id, set()).update(_commit_of(name) for name in sources)
@@ -290,10 +303,13 @@ def _compact_partition(
     group_rows: int,
     retired: _Retired,
     winners: dict[str, str] | None = None,
+    is_stale: Callable[[dict[str, Any]], bool] | None = None,
 ) -> tuple[PartitionCompaction, list[str]]:
     """What happened to one partition, and the names of the files merged away (none when it was left alone)."""
     pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
     partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
+    if partition.running and is_stale is not None and _drop_stale_markers(fs, partition, is_stale):
+        partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
     why, rows = _reason_to_leave(fs, partition, force, file_rows)
     if why is None:
         why = _rewrite(fs, root, partition, rows, file_rows, group_rows, retired, winners)
@@ -541,27 +557,27 @@ def _batches(
             yield from kept.to_batches()
 
 
+def _drop_stale_markers(fs: pafs.FileSystem, partition: _Partition, is_stale: Callable[[dict[str, Any]], bool]) -> bool:
+    """Remove the ``.running`` markers whose writers are gone (and those writers' temporary files); whether any."""
+    dropped = False
+    for info in partition.listing:
+        if not is_running_marker(info.base_name):
+            continue
+        said = read_marker(fs, info.path)
+        if not said or not is_stale(said):
+            continue
+        token = str(said.get("token") or "")
+        logger.info("compact: %s: its writer is gone (%s); removing its marker", info.path, said.get("worker"))
+        fs.delete_file(info.path)
+        for other in partition.listing:
+            if token and other.base_name.startswith(".part-") and other.base_name.endswith(f"-{token}.parquet.tmp"):
+                fs.delete_file(other.path)
+        dropped = True
+    return dropped
+
+
 def _winners(fs: pafs.FileSystem, root: str, job_id: str) -> dict[str, str] | None:
-    """Each key's winning commit in a job written by more than one writer (None for one writer, whose
-    commits never repeat a key): commits in the order they were published (their markers' times)."""
-    pdir = f"{root}/fetch_log/{PARTITION_KEY}={job_id}"
-    parts = [i for i in _snapshot(fs, pdir) if _is_part(i)]
-    if len({_commit_of(i.base_name).partition("-")[2] for i in parts}) < 2:
-        return None
-    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
-    published = {
-        i.base_name.removesuffix(".json"): i.mtime_ns or 0
-        for i in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True))
-    }
-    parts.sort(key=lambda i: (published.get(_commit_of(i.base_name), i.mtime_ns or 0), i.base_name))
-    columns = ["url", "final_url", "outcome", "source"]
-
-    def logs() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-        for info in parts:
-            rows = pq.read_table(info.path, columns=columns, filesystem=fs).to_pylist()
-            yield _commit_of(info.base_name), rows
-
-    return winning_commits(logs())
+    return job_winners(fs, root, job_id)
 
 
 def _commit_of(part_name: str) -> str:

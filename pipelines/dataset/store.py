@@ -27,7 +27,18 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pipelines.dataset import faults
-from pipelines.dataset.claims import commit_keys, fetch_key, keep_rows, page_keys
+from pipelines.dataset.claims import (
+    CLAIM_COLUMNS,
+    FINAL,
+    KEY_COLUMN,
+    commit_keys,
+    commit_of,
+    fetch_key,
+    keep_rows,
+    keep_winners,
+    page_keys,
+    winning_commits,
+)
 from schemas.tables import PARTITION_KEY, TABLES, Encoded, arrow_schema, check_version, decode_rows
 
 if TYPE_CHECKING:
@@ -148,6 +159,9 @@ class DatasetWriter:
         self.files_written = 0
         self.commits = 0
         self._running: set[str] = set()
+        #: More for the ``.running`` markers: a distributed worker's frontier (without its password) and worker
+        #: id, so that ``compact`` can ask whether the writer is still alive.
+        self.marker_info: dict[str, str] = {}
         self.closed = False
         #: Commit as soon as ``batch_rows`` rows are buffered. A caller that commits on
         #: another thread (the crawl's dataset extension) turns it off and drives
@@ -240,7 +254,7 @@ class DatasetWriter:
         """Put the ``.running`` marker in a partition folder before the run's first file lands there."""
         if directory not in self._running:
             with self.fs.open_output_stream(f"{directory}/{self.running_marker}") as sink:
-                sink.write(json.dumps({"job_id": self.job_id, "token": self._token}).encode())
+                sink.write(json.dumps({"job_id": self.job_id, "token": self._token, **self.marker_info}).encode())
             self._running.add(directory)
 
     @property
@@ -394,6 +408,16 @@ def _recorded_start(fs: pafs.FileSystem, marker: pafs.FileInfo) -> float | None:
     return float(started) if isinstance(started, int | float) else None
 
 
+def read_marker(fs: pafs.FileSystem, path: str) -> dict[str, Any]:
+    """What a ``.running`` marker says (job_id, token; a distributed worker's frontier and worker); {} if unreadable."""
+    try:
+        with fs.open_input_stream(path) as f:
+            info = json.loads(f.read())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
 def commit_published(fs: pafs.FileSystem, root: str, job_id: str, commit: str) -> bool:
     """Whether the commit ``commit`` (``<seq>-<token>``) of a job is in the dataset: its marker, or the record
     of a compacted file made of one of its files."""
@@ -480,8 +504,58 @@ def committed_urls(out: str, job_id: str) -> set[str]:
     return {u for col in ("url", "final_url") for u in table.column(col).to_pylist() if u}
 
 
+def job_winners(fs: pafs.FileSystem, root: str, job_id: str) -> dict[str, str] | None:
+    """Each key's winning commit in a job where some key has rows in two commits (None otherwise: a job
+    written by one writer, or with claims): the rule of :func:`pipelines.dataset.claims.winning_commits`,
+    commits in the order they were published (their markers' times, then names). Cached per job and
+    listing; only a job with repeated keys keeps its winners in memory."""
+    pdir = f"{root}/fetch_log/{PARTITION_KEY}={job_id}"
+    parts = [
+        i
+        for i in fs.get_file_info(pafs.FileSelector(pdir, allow_not_found=True))
+        if i.type == pafs.FileType.File and i.base_name.endswith(".parquet") and not i.base_name.startswith((".", "_"))
+    ]
+    if len({commit_of(i.base_name).partition("-")[2] for i in parts}) < 2:
+        return None
+    fingerprint = (root, job_id, tuple(sorted((i.base_name, i.size) for i in parts)))
+    if fingerprint in _WINNERS:
+        winners = _WINNERS[fingerprint]
+    else:
+        commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+        published = {
+            i.base_name.removesuffix(".json"): i.mtime_ns or 0
+            for i in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True))
+        }
+        parts.sort(key=lambda i: (published.get(commit_of(i.base_name), i.mtime_ns or 0), i.base_name))
+        logs = [
+            (commit_of(i.base_name), pq.read_table(i.path, columns=list(CLAIM_COLUMNS), filesystem=fs).to_pylist())
+            for i in parts
+        ]
+        winners = winning_commits(logs)
+        keys = sum(1 for k in winners if not k.startswith(FINAL))
+        if sum(len(set(commit_keys(rows))) for _, rows in logs) > keys:
+            logger.warning(
+                "job %s holds rows of one URL from two commits (written before claims, or by a worker taken for "
+                "dead): each is read once, from the first commit (docs/datasets.md, Readers); compact removes them",
+                job_id,
+            )
+        else:
+            winners = None  # kept small: only a job with repeated keys keeps its winners
+        if len(_WINNERS) >= 64:
+            _WINNERS.clear()
+        _WINNERS[fingerprint] = winners
+    return winners
+
+
+#: (root, job, its fetch_log files) -> each key's winning commit when some key is in two commits, else None.
+_WINNERS: dict[tuple[str, str, tuple[tuple[str, int | None], ...]], dict[str, str] | None] = {}
+
+
 def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
-    """A pyarrow dataset of one table (one job, or all), schema version checked."""
+    """A pyarrow dataset of one table (one job, or all), schema version checked.
+
+    A job holding rows of one key from two commits (see :func:`job_winners`) is read once per key: its
+    rows are then read into memory, the others' stay lazy (a job written with claims never has any)."""
     # Imported here: pyarrow.dataset imports pandas (0.4 s), which a crawl that reads no earlier job never needs.
     import pyarrow.dataset as ds
 
@@ -501,6 +575,21 @@ def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
         schema=schema,
         ignore_prefixes=[".", "_"],
     )
-    for fragment in dataset.get_fragments():
+    fragments = list(dataset.get_fragments())
+    for fragment in fragments:
         check_version(fragment.physical_schema.metadata, where=fragment.path)
-    return dataset
+    if table not in KEY_COLUMN and table != "fetch_log":
+        return dataset
+    marker = f"/{PARTITION_KEY}="
+    jobs = {job_id} if job_id is not None else {f.path.split(marker, 1)[1].split("/", 1)[0] for f in fragments}
+    winners = {j: w for j in sorted(jobs) if (w := job_winners(fs, root, j)) is not None}
+    if not winners:
+        return dataset
+    pieces = []
+    for fragment in fragments:
+        piece = fragment.to_table(schema=dataset.schema)
+        job = job_id if job_id is not None else fragment.path.split(marker, 1)[1].split("/", 1)[0]
+        if job in winners:
+            piece = keep_winners(table, commit_of(posixpath.basename(fragment.path)), piece, winners[job])
+        pieces.append(piece)
+    return ds.dataset(pa.concat_tables(pieces) if pieces else dataset.schema.empty_table())
