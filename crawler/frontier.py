@@ -163,6 +163,8 @@ DEFAULT_PREFETCH: Final = 16
 #: the requests its responses made); and the most seconds a request found in a response is held back.
 PUSH_BATCH: Final = 500
 PUSH_DELAY: Final = 1.0
+#: The most keys one claim script takes (a commit with more makes more round trips; 200 keys take ~3 ms).
+CLAIM_BATCH: Final = 2000
 #: Seconds a Redis command may take; connecting may take; a closing worker waits for the dataset's last commit.
 SOCKET_TIMEOUT: Final = 10.0
 CONNECT_TIMEOUT: Final = 5.0
@@ -496,8 +498,9 @@ return n
 
 # ARGV: prefix, worker, commit, lease seconds, then the keys of the rows of one commit (see
 # pipelines/dataset/claims.py). Each key not claimed yet, or claimed by this worker, is claimed by this
-# commit: ``done`` key -> '<worker>\t<commit>' ('+' first once settled). Returns the others, as a flat list
-# {key, their claim, '1' when its worker is live else '0', ...}: their rows are another commit's.
+# commit: ``done`` key -> '<worker>\t<commit>' ('+' first once settled). Returns the others (another commit's,
+# also one of this worker's: a URL it fetched twice), as a flat list {key, their claim, '1' when its worker
+# is live else '0', ...}.
 _CLAIM = """
 local w, commit, lease, t = ARGV[2], ARGV[3], tonumber(ARGV[4]), now()
 if redis.call('HEXISTS', p .. 'meta', 'created') == 0 then return 'gone' end
@@ -508,7 +511,7 @@ for i = 5, #ARGV do
   local claim = done and (string.sub(done, 1, 1) == '+' and string.sub(done, 2) or done)
   if not done then
     redis.call('HSET', p .. 'done', key, mine .. commit)
-  elseif string.sub(claim, 1, #mine) ~= mine then
+  elseif claim ~= mine .. commit then
     local owner = string.match(claim, '^(.-)\t')
     local beat = tonumber(decode(redis.call('HGET', p .. 'workers', owner or '')).heartbeat)
     out[#out + 1] = key
@@ -966,10 +969,12 @@ class Frontier:
         """Claim ``keys`` (those of one commit's rows, :func:`pipelines.dataset.claims.row_keys`) for
         ``commit`` (``<seq>-<writer token>``, its marker's name), in one round trip; the keys another worker's
         commit claimed first, with that claim (see :class:`Claimed`). :class:`JobGone` when the job is gone."""
-        got = self._run("claim", self.worker, commit, repr(self.lease_seconds), *keys) if keys else []
-        if got == "gone":
-            raise self.gone_error()
-        flat = [str(x) for x in got or ()]
+        flat: list[str] = []
+        for start in range(0, len(keys), CLAIM_BATCH):  # one script holds Redis: a big commit goes in parts
+            got = self._run("claim", self.worker, commit, repr(self.lease_seconds), *keys[start : start + CLAIM_BATCH])
+            if got == "gone":
+                raise self.gone_error()
+            flat += [str(x) for x in got or ()]
         return [Claimed(flat[i], flat[i + 1], live=flat[i + 2] == "1") for i in range(0, len(flat) - 2, 3)]
 
     def take_over(self, commit: str, claims: Sequence[Claimed]) -> int:
@@ -1824,7 +1829,7 @@ class FrontierWorker:
         assert self.frontier is not None and self.dataset is not None
         writer = self.dataset.writer
         deadline = time.monotonic() + 2 * self.frontier.lease_seconds
-        live = claim.live
+        live = claim.live and claim.worker != self.frontier.worker  # its own commits are done or failed
         while True:
             if writer.commit_published(claim.commit):
                 return True

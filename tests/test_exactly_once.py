@@ -186,6 +186,8 @@ def test_redis_restarted_mid_job_leaves_every_row_once(redis: RedisServer, tmp_p
         redis.start()
         proc = run_cli("worker", *job)
         assert proc.returncode == 0, proc.stderr[-3000:]
+        # It claimed again the keys of every committed row (Redis may have lost its last second of claims).
+        assert "Redis restarted since job r began" in proc.stderr, proc.stderr[-3000:]
         assert_exactly_once(out, server, n)
     assert leftovers(out) == []
 
@@ -290,3 +292,35 @@ def test_compact_asks_the_frontier_whether_a_markers_writer_is_gone(redis: Redis
     assert len(list(partition.glob("part-*.parquet"))) == 1
     assert len(read_table(out, "fetch_log")) == 2
     frontier.close()
+
+
+def test_claims_settle_and_are_taken_over_only_as_they_stood(redis: RedisServer) -> None:
+    """The frontier's side alone: who claims a key first, what a release settles, what the queue skips."""
+    from crawler.frontier import CLAIM_BATCH, Frontier
+
+    a, b = Frontier.connect(redis.url, "c", "wa"), Frontier.connect(redis.url, "c", "wb")
+    a.register()
+    b.register()
+    url = "http://a.example/f.xml"
+    a.push(url, "req", fingerprint="fp")
+    assert a.pop() == (url, "req")
+    assert a.claim("000001-aaaaaaaa", [url, "robots http://a.example/robots.txt"]) == []
+    assert a.claim("000001-aaaaaaaa", [url]) == []  # the same commit again (tried again): no conflict
+    assert a.claim("000002-aaaaaaaa", [url])[0].commit == "000001-aaaaaaaa"  # a URL it fetched twice
+    (other,) = b.claim("000001-bbbbbbbb", [url])
+    assert (other.key, other.worker, other.commit, other.live) == (url, "wa", "000001-aaaaaaaa", True)
+    # A take-over holds only if the claim is still the one seen.
+    assert b.take_over("000001-bbbbbbbb", [other]) == 1
+    assert b.take_over("000001-bbbbbbbb", [other]) == 0
+    assert a.claim("000003-aaaaaaaa", [url])[0].worker == "wb"
+
+    # Released by the worker that claimed it, a URL is settled: the queue skips it from then on.
+    b.release([url])
+    a.push(url, "again", fingerprint=None)  # dont_filter: queued, but settled
+    assert a.pop() is None and a.queued() == 0
+    # A commit with more keys than one script takes is claimed in parts, all of them.
+    keys = [f"http://a.example/{i}" for i in range(CLAIM_BATCH + 5)]
+    assert a.claim("000004-aaaaaaaa", keys) == []
+    assert len(b.claim("000002-bbbbbbbb", keys)) == len(keys)
+    for f in (a, b):
+        f.close()
