@@ -29,7 +29,8 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   ends when a request standing for the URL is queued (a redirect target, a retry), or
   one heartbeat after the URL's ``fetch_log`` row is committed (its ``url`` or
   ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
-  then the requests its response made are queued. A row naming a URL the worker has taken
+  then the requests its response made are queued, and once a later commit is done (or nothing waits to be
+  committed), so the ``duplicate`` rows those requests got are committed too. A row naming a URL the worker has taken
   and not yet started (another page's duplicate of it) does not end that lease. Every time is the Redis server's
   clock, so machines need not agree on the time.
 - **A page read again is not its own duplicate.** A worker killed after it read a page and
