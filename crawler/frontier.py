@@ -16,7 +16,9 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   host, pid, started, state, heartbeat, requests), ``not_due`` (set: the feeds recorded
   as not due, so one worker records each) and ``meta`` (hash: created, state
   running|done, seeded, input_hosts), ``children:<url>`` and ``children_before:<url>`` (sets of
-  fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them). A scheduled re-crawl
+  fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them), ``done``
+  (hash: the key of a committed row -> ``<worker>\t<commit>``, ``+`` first once settled, see below) and
+  ``dead_writers`` (set: the writer tokens of dead workers whose leftovers are not removed yet). A scheduled re-crawl
   is a new job, so it never inherits the previous one's duplicate filter; :meth:`Frontier.finish`
   makes every key of a job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
 - **Leases.** Taking requests leases their URLs to the worker, in one Lua script (one
@@ -27,7 +29,8 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   ends when a request standing for the URL is queued (a redirect target, a retry), or
   one heartbeat after the URL's ``fetch_log`` row is committed (its ``url`` or
   ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
-  then the requests its response made are queued. A row naming a URL the worker has taken
+  then the requests its response made are queued, and once a later commit is done (or nothing waits to be
+  committed), so the ``duplicate`` rows those requests got are committed too. A row naming a URL the worker has taken
   and not yet started (another page's duplicate of it) does not end that lease. Every time is the Redis server's
   clock, so machines need not agree on the time.
 - **A page read again is not its own duplicate.** A worker killed after it read a page and
@@ -66,6 +69,13 @@ fix or a swap touches this file only. What scrapy-redis lacks is done here:
   does when it closes). Then it closes: it commits, releases, unregisters and, when
   :meth:`Frontier.is_done` (nothing leased either), marks the job done. A worker that
   stops for another reason (Ctrl-C, a shutdown) puts what it holds back in the queue.
+- **Exactly once.** A commit claims the keys of its rows (:mod:`pipelines.dataset.claims`) in one script
+  before it writes its files (:meth:`FrontierWorker.claim_rows`); the rows of a key another commit claimed
+  first are left out when that commit is published, and a dead worker's unpublished claim is taken over. A
+  URL whose lease is released after its commit is *settled*: taken from the queue again, it is dropped. A
+  commit's URLs are released once the rows their reading made are committed (a later commit done, or
+  nothing waiting). After Redis restarted (a new ``run_id``: it may have lost its last writes) the first
+  worker to join claims again every committed row's key. docs/distributed.md, "Exactly once".
 - **Requests as JSON**, never pickle (what scrapy-redis does by default: a shared
   Redis would run code in every worker). ``meta["fc"]`` (:class:`~schemas.items.FetchContext`),
   bytes, tuples and dicts with non-string keys are tagged; a meta value of another type
@@ -121,8 +131,11 @@ from scrapy_redis.queue import PriorityQueue
 from twisted.internet import task
 from twisted.internet.base import DelayedCall
 
+from pipelines.dataset import faults
+from pipelines.dataset.claims import commit_keys
+from pipelines.dataset.store import committed_claims
 from pipelines.history import history_of
-from pipelines.writer import Dataset
+from pipelines.writer import ClaimRefused, Dataset
 from schemas.items import FetchContext, context_from_meta
 from schemas.vocab import Outcome
 
@@ -151,6 +164,8 @@ DEFAULT_PREFETCH: Final = 16
 #: the requests its responses made); and the most seconds a request found in a response is held back.
 PUSH_BATCH: Final = 500
 PUSH_DELAY: Final = 1.0
+#: The most keys one claim script takes (a commit with more makes more round trips; 200 keys take ~3 ms).
+CLAIM_BATCH: Final = 2000
 #: Seconds a Redis command may take; connecting may take; a closing worker waits for the dataset's last commit.
 SOCKET_TIMEOUT: Final = 10.0
 CONNECT_TIMEOUT: Final = 5.0
@@ -168,6 +183,8 @@ STAT_QUEUED: Final = "feedcensus/frontier/queued"
 STAT_ALREADY_QUEUED: Final = "feedcensus/frontier/already_queued"
 #: Set (1) when the crawl stopped because the job's state was gone from Redis (:class:`JobGone`).
 STAT_JOB_GONE: Final = "feedcensus/frontier/job_gone"
+#: Keys of committed rows left out of this worker's commits because another worker's commit holds them.
+STAT_DROPPED: Final = "feedcensus/frontier/dropped_committed"
 
 
 class FrontierError(Exception):
@@ -409,7 +426,8 @@ redis.call('HSET', p .. 'last', w .. ':push', token .. ' ' .. out)
 return out
 """
 
-# ARGV: prefix, worker, token, '1' to mark the worker busy, how many to take. Returns the requests
+# ARGV: prefix, worker, token, '1' to mark the worker busy, how many to take, '1' if the worker joined the
+# job (then a job gone from Redis answers 'gone'). Returns the requests
 # taken, highest priority first, as a flat list {member, score, member, score, ...} (empty: none queued).
 # Each one's URL is leased to the worker (``held:<worker>`` keeps what goes back if it dies).
 _POP = """
@@ -419,12 +437,23 @@ if last then
   local token, taken = string.match(last, '^(%S+) (.*)$')
   if token == ARGV[3] then return cjson.decode(taken) end
 end
-local got = redis.call('ZPOPMIN', p .. 'queue', tonumber(ARGV[5]))
-if #got == 0 then return {} end
-for i = 1, #got, 2 do
-  local member, score = got[i], got[i + 1]
+if ARGV[6] == '1' and redis.call('HEXISTS', p .. 'meta', 'created') == 0 then return 'gone' end
+local popped = redis.call('ZPOPMIN', p .. 'queue', tonumber(ARGV[5]))
+if #popped == 0 then return {} end
+local got = {}
+for i = 1, #popped, 2 do
+  local member, score = popped[i], popped[i + 1]
   local url = string.match(member, '^(.*)\\n')
-  if url then
+  -- A URL whose rows are committed and whose lease was released after its commit (so the requests its
+  -- response made are queued) is never fetched again in the job: dropped here.
+  local done = url and redis.call('HGET', p .. 'done', url)
+  if done and string.sub(done, 1, 1) == '+' then
+    redis.call('HINCRBY', p .. 'meta', 'skipped_done', 1)
+  else
+    got[#got + 1] = member
+    got[#got + 1] = score
+  end
+  if url and not (done and string.sub(done, 1, 1) == '+') then
     local held, entry = p .. 'held:' .. w, score .. ' ' .. member
     if redis.call('HGET', p .. 'leases', url) == w then
       -- another request for a URL this worker holds (taken in this batch or before): both go back if it dies
@@ -459,7 +488,59 @@ for i = 3, #ARGV do
     n = n + release(ARGV[i])
     forget_children(ARGV[i])
   end
+  -- Its rows were claimed by this worker's commit: the URL is settled, never taken from the queue again.
+  local done = redis.call('HGET', p .. 'done', ARGV[i])
+  if done and string.sub(done, 1, #ARGV[2] + 1) == ARGV[2] .. '\t' then
+    redis.call('HSET', p .. 'done', ARGV[i], '+' .. done)
+  end
 end
+return n
+"""
+
+# ARGV: prefix, worker, commit, lease seconds, then the keys of the rows of one commit (see
+# pipelines/dataset/claims.py). Each key not claimed yet, or claimed by this worker, is claimed by this
+# commit: ``done`` key -> '<worker>\t<commit>' ('+' first once settled). Returns the others (another commit's,
+# also one of this worker's: a URL it fetched twice), as a flat list {key, their claim, '1' when its worker
+# is live else '0', ...}.
+_CLAIM = """
+local w, commit, lease, t = ARGV[2], ARGV[3], tonumber(ARGV[4]), now()
+if redis.call('HEXISTS', p .. 'meta', 'created') == 0 then return 'gone' end
+local mine, out = w .. '\t', {}
+for i = 5, #ARGV do
+  local key = ARGV[i]
+  local done = redis.call('HGET', p .. 'done', key)
+  local claim = done and (string.sub(done, 1, 1) == '+' and string.sub(done, 2) or done)
+  if not done then
+    redis.call('HSET', p .. 'done', key, mine .. commit)
+  elseif claim ~= mine .. commit then
+    local owner = string.match(claim, '^(.-)\t')
+    local beat = tonumber(decode(redis.call('HGET', p .. 'workers', owner or '')).heartbeat)
+    out[#out + 1] = key
+    out[#out + 1] = done
+    out[#out + 1] = (beat and t - beat <= lease) and '1' or '0'
+  end
+end
+return out
+"""
+
+# ARGV: prefix, worker, commit, then pairs of a key and the claim it must still have. A claim whose
+# commit was never published and whose worker is dead becomes this commit's. Returns how many did.
+_TAKE_OVER = """
+local n = 0
+for i = 4, #ARGV, 2 do
+  if redis.call('HGET', p .. 'done', ARGV[i]) == ARGV[i + 1] then
+    redis.call('HSET', p .. 'done', ARGV[i], ARGV[2] .. '\t' .. ARGV[3])
+    n = n + 1
+  end
+end
+return n
+"""
+
+# ARGV: prefix, then (key, claim) pairs: rows the dataset holds whose claims Redis lost (a restart
+# that lost the last writes before it). Claimed unless claimed already. Returns how many were added.
+_RECLAIM = """
+local n = 0
+for i = 2, #ARGV, 2 do n = n + redis.call('HSETNX', p .. 'done', ARGV[i], ARGV[i + 1]) end
 return n
 """
 
@@ -491,6 +572,8 @@ local urls = {}
 for i = 1, #workers, 2 do
   local beat = tonumber(decode(workers[i + 1]).heartbeat) or 0
   if t - beat > lease then
+    local writer = decode(workers[i + 1]).writer
+    if writer then redis.call('SADD', p .. 'dead_writers', writer) end
     requeue(workers[i], urls)
     redis.call('HDEL', p .. 'workers', workers[i])
     forget_calls(workers[i])
@@ -548,7 +631,7 @@ return answered(w, 'claim', token, answer)
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
-for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents'}) do
+for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents', 'done', 'dead_writers'}) do
   redis.call('EXPIRE', p .. name, ttl)
 end
 for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do redis.call('EXPIRE', p .. 'held:' .. w, ttl) end
@@ -560,7 +643,9 @@ return 1
 """
 
 #: The job's keys besides the ``held:<worker>`` hashes.
-JOB_KEYS: Final = ("queue", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents")
+JOB_KEYS: Final = (
+    "queue", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents", "done", "dead_writers"
+)  # fmt: skip
 
 
 class CountingRedis(redis.Redis):
@@ -641,6 +726,24 @@ class FrontierStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class Claimed:
+    """A key of a commit's rows that another commit claimed first: ``claim`` is ``<worker>\\t<commit>``
+    (``+`` first once settled); ``live`` whether that worker's heartbeat is younger than the lease."""
+
+    key: str
+    claim: str
+    live: bool = False
+
+    @property
+    def worker(self) -> str:
+        return self.claim.lstrip("+").partition("\t")[0]
+
+    @property
+    def commit(self) -> str:
+        return self.claim.partition("\t")[2]
+
+
+@dataclass(frozen=True, slots=True)
 class Push:
     """One request for :meth:`Frontier.push_many`: its URL and encoded form, and what :meth:`Frontier.push` takes."""
 
@@ -680,6 +783,11 @@ class Frontier:
         self.started = time.time()
         self._secrets = _secrets_of(url)
         self._tokens = itertools.count(1)
+        #: The token of this worker's dataset writer (its part files and ``.running`` markers carry it), kept
+        #: with its heartbeat: whoever finds the worker dead removes what it left (:meth:`dead_writers`).
+        self.writer_token: str | None = None
+        #: Whether this worker registered (joined the job): then a job gone from Redis is an error.
+        self.joined = False
         self._scripts = {
             name: client.register_script(_PRELUDE + body)
             for name, body in (
@@ -693,6 +801,9 @@ class Frontier:
                 ("snapshot", _SNAPSHOT),
                 ("finish", _FINISH),
                 ("claim_not_due", _CLAIM_NOT_DUE),
+                ("claim", _CLAIM),
+                ("take_over", _TAKE_OVER),
+                ("reclaim", _RECLAIM),
             )
         }
 
@@ -747,6 +858,7 @@ class Frontier:
     def register(self, state: str = BUSY, requests: int = 0) -> None:
         """Join the job (creating it if it is new). A new worker is busy until it first finds nothing to do."""
         self._heartbeat(state, requests, register=True)
+        self.joined = True
 
     def heartbeat(self, state: str, requests: int = 0) -> bool:
         """Say this worker is alive and ``state``; False when it had been taken for dead (its leases requeued).
@@ -758,19 +870,26 @@ class Frontier:
 
     def _heartbeat(self, state: str, requests: int, *, register: bool) -> bool:
         host, pid = socket.gethostname(), os.getpid()
-        info = {"host": host, "pid": pid, "started": self.started, "state": state, "requests": requests}
+        info: dict[str, Any] = {"host": host, "pid": pid, "started": self.started, "state": state, "requests": requests}
+        if self.writer_token is not None:
+            info["writer"] = self.writer_token
         known = int(self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0"))
         if known < 0:
-            raise JobGone(
-                f"frontier {self.display_url} (job {self.job}): the job is gone from Redis (the server lost its data, "
-                "or the job's keys were deleted): what was queued and leased went with it"
-            )
+            raise self.gone_error()
         return bool(known)
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
         """Leave the job. What this worker still holds goes back to the queue, or with ``requeue=False``
         (a worker that finished: everything it fetched is committed) is let go. Returns those URLs."""
         return list(self._run("unregister", self.worker, "1" if requeue else "0"))
+
+    def dead_writers(self) -> list[str]:
+        """The writer tokens of workers found dead whose leftovers (``.running`` markers, temporary
+        part files) nobody has removed yet (:meth:`forget_dead_writer` once removed)."""
+        return sorted(self._call("read dead writers", self.redis.smembers, self.key("dead_writers")))
+
+    def forget_dead_writer(self, token: str) -> None:
+        self._call("forget a dead writer", self.redis.srem, self.key("dead_writers"), token)
 
     def requeue_dead(self) -> list[str]:
         """Put back in the queue what workers silent for longer than the lease held, and forget them."""
@@ -845,6 +964,63 @@ class Frontier:
         """Mark the job done; every key of the job expires ``key_ttl`` seconds from now."""
         self._run("finish", str(int(self.key_ttl)))
 
+    # --- exactly once: the claims of committed rows ----------------------------------------------
+
+    def claim(self, commit: str, keys: Sequence[str]) -> list[Claimed]:
+        """Claim ``keys`` (those of one commit's rows, :func:`pipelines.dataset.claims.row_keys`) for
+        ``commit`` (``<seq>-<writer token>``, its marker's name), in one round trip; the keys another worker's
+        commit claimed first, with that claim (see :class:`Claimed`). :class:`JobGone` when the job is gone."""
+        flat: list[str] = []
+        for start in range(0, len(keys), CLAIM_BATCH):  # one script holds Redis: a big commit goes in parts
+            got = self._run("claim", self.worker, commit, repr(self.lease_seconds), *keys[start : start + CLAIM_BATCH])
+            if got == "gone":
+                raise self.gone_error()
+            flat += [str(x) for x in got or ()]
+        return [Claimed(flat[i], flat[i + 1], live=flat[i + 2] == "1") for i in range(0, len(flat) - 2, 3)]
+
+    def take_over(self, commit: str, claims: Sequence[Claimed]) -> int:
+        """Make ``claims`` (of dead workers, whose commits were never published) ``commit``'s, each unless it
+        changed meanwhile; how many were."""
+        args = [x for c in claims for x in (c.key, c.claim)]
+        return int(self._run("take_over", self.worker, commit, *args)) if args else 0
+
+    def worker_live(self, worker: str) -> bool:
+        """Whether ``worker`` is registered and its heartbeat younger than the lease."""
+        return any(w.id == worker and w.live for w in self.status().workers)
+
+    def reclaim(self, claims: Iterable[tuple[str, str]]) -> int:
+        """Claim keys whose rows the dataset holds, each unless claimed already (after Redis lost the last
+        writes before a restart); how many were missing. One round trip per 1,000 keys."""
+        added, batch = 0, []
+        for key, claim in claims:
+            batch += [key, claim]
+            if len(batch) >= 2000:
+                added += int(self._run("reclaim", *batch))
+                batch = []
+        if batch:
+            added += int(self._run("reclaim", *batch))
+        return added
+
+    def server_restarted(self) -> bool:
+        """Whether the Redis server restarted (or failed over) since the job was created or last reconciled:
+        it may have lost its last writes (``appendfsync everysec``: about a second), claims among them."""
+        run_id = str(self._call("read the server's run id", self.redis.info, "server").get("run_id") or "")
+        known = self._call("read meta", self.redis.hget, self.key("meta"), "run_id")
+        if known is None:
+            self._call("write meta", self.redis.hsetnx, self.key("meta"), "run_id", run_id)
+            return False
+        return bool(known != run_id)
+
+    def mark_reconciled(self) -> None:
+        run_id = str(self._call("read the server's run id", self.redis.info, "server").get("run_id") or "")
+        self._call("write meta", self.redis.hset, self.key("meta"), "run_id", run_id)
+
+    def gone_error(self) -> JobGone:
+        return JobGone(
+            f"frontier {self.display_url} (job {self.job}): the job is gone from Redis (the server lost its data, "
+            "or the job's keys were deleted): what was queued and leased went with it"
+        )
+
     # --- requests -----------------------------------------------------------------------------
 
     def push(
@@ -897,7 +1073,10 @@ class Frontier:
     def take(self, count: int, *, mark_busy: bool = False) -> list[tuple[str, str]]:
         """Take up to ``count`` requests, highest priority first, in one round trip, and lease their URLs to
         this worker: [(url, encoded), ...], empty when the queue is."""
-        got = self._run("pop", self.worker, str(next(self._tokens)), "1" if mark_busy else "0", str(max(count, 1)))
+        token, busy = str(next(self._tokens)), "1" if mark_busy else "0"
+        got = self._run("pop", self.worker, token, busy, str(max(count, 1)), "1" if self.joined else "0")
+        if got == "gone":  # at the first take, not the next heartbeat
+            raise self.gone_error()
         taken = []
         for member in itertools.islice(got or (), 0, None, 2):  # member, score, member, score, ...
             url, _, encoded = str(member).rpartition("\n")  # as the script splits it: at the last newline
@@ -1366,6 +1545,7 @@ class FrontierScheduler(BaseScheduler):
                 return None
             try:
                 self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY))
+                faults.reached("take")
             except FrontierError as exc:
                 self.worker.fail(exc)
                 return None
@@ -1431,9 +1611,11 @@ class FrontierWorker:
         self.failed: str | None = None
         self.dataset: Dataset | None = None
         self._lock = threading.Lock()
-        self._fresh: list[str] = []  # committed since the last heartbeat (appended on the writer thread)
+        #: (commit seq, URLs) committed since the last heartbeat (appended on the writer thread), and before it.
+        self._fresh: list[tuple[int, list[str]]] = []
         self._aliases: dict[str, list[str]] = {}  # a row's URL -> more URLs its commit releases
-        self._ready: list[str] = []  # committed before it: released at the next heartbeat
+        self._ready: list[tuple[int, list[str]]] = []
+        self._last_seq = 0  # the latest commit's
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
         #: True while this process queues its inputs: it takes no request until they are all in.
@@ -1554,11 +1736,19 @@ class FrontierWorker:
         self.dataset = self.crawler.get_extension(Dataset)
         if self.dataset is not None:
             self.dataset.after_commit.append(self.committed)
+            self.dataset.on_take.append(self.before_take)
+            self.dataset.claim = self.claim_rows
+            self.frontier.writer_token = self.dataset.writer.token
+            self.dataset.writer.marker_info = {
+                "frontier": shareable_url(self.frontier.url),
+                "worker": self.frontier.worker,
+            }
         history = history_of(self.crawler)
         if history is not None:
             history.claim_not_due = self.claim_not_due  # one not_due row per feed in the whole job
         try:
             self.frontier.register(BUSY)
+            self._reconcile()
         except FrontierError as exc:
             self.fail(exc)
             return
@@ -1582,22 +1772,115 @@ class FrontierWorker:
             if row.get("outcome") == Outcome.DUPLICATE and url == final_url:
                 continue
             urls += [u for u in (url, final_url) if isinstance(u, str) and u]
-        if urls:
-            with self._lock:
-                for url in list(urls):
-                    urls += self._aliases.pop(url, ())
-                self._fresh += urls
+        with self._lock:
+            for url in list(urls):
+                urls += self._aliases.pop(url, ())
+            self._fresh.append((batch.seq, urls))
+            self._last_seq = max(self._last_seq, batch.seq)
+
+    def before_take(self) -> None:
+        """Before the dataset takes a batch (reactor thread): push the requests held back, so that the
+        ``duplicate`` rows of those among them already requested land in the batch with their page's rows."""
+        if self.scheduler is not None and self.failed is None:
+            self.scheduler.push_pending()
+
+    def claim_rows(self, commit: str, batch: Batch) -> set[str]:
+        """Claim the keys of a commit's rows (writer thread): the keys whose rows another commit holds.
+
+        A key claimed by another worker's commit is that commit's when the commit is published (its
+        marker is in the dataset); when it is not, and that worker is dead, the claim is taken over;
+        while that worker lives (it is between its claim and its publishing), this waits for one or
+        the other, at most twice the lease. :class:`ClaimRefused` when the frontier failed: the rows
+        are not written, and the URLs they are for, still leased to this worker, are fetched again.
+        """
+        frontier, dataset = self.frontier, self.dataset
+        assert frontier is not None and dataset is not None
+        if self.failed is not None:
+            raise ClaimRefused(self.failed)
+        try:
+            others = frontier.claim(commit, commit_keys(batch.tables.get("fetch_log") or ()))
+            faults.reached("claimed")
+            drop: set[str] = set()
+            by_commit: dict[str, list[Claimed]] = {}
+            for other in others:
+                by_commit.setdefault(other.claim, []).append(other)
+            for claims in by_commit.values():
+                if self._published(claims[0]):
+                    drop.update(c.key for c in claims)
+                else:
+                    # Its files, if that worker renamed some before it died, are no commit's: they go first.
+                    dataset.writer.discard_commit(claims[0].commit)
+                    taken = frontier.take_over(commit, claims)
+                    logger.info("frontier: %d rows' claims of a dead worker's unpublished commit taken over", taken)
+                    if taken < len(claims):  # changed meanwhile: ask again
+                        drop.update(c.key for c in frontier.claim(commit, [c.key for c in claims]))
+        except FrontierError as exc:
+            raise ClaimRefused(_one_line(str(exc))) from None
+        if drop:
+            self._inc(STAT_DROPPED, len(drop))
+            logger.info(
+                "frontier: %d URLs of commit %s were committed by another worker: their rows left out",
+                len(drop),
+                commit,
+            )
+        return drop
+
+    def _published(self, claim: Claimed) -> bool:
+        """Whether the commit that made ``claim`` is published; waits while its worker lives and it is not."""
+        assert self.frontier is not None and self.dataset is not None
+        writer = self.dataset.writer
+        deadline = time.monotonic() + 2 * self.frontier.lease_seconds
+        live = claim.live and claim.worker != self.frontier.worker  # its own commits are done or failed
+        while True:
+            if writer.commit_published(claim.commit):
+                return True
+            if not live or time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+            live = self.frontier.worker_live(claim.worker)
+
+    def _reconcile(self) -> None:
+        """After Redis restarted (it may have lost its last second of writes, commits' claims among them):
+        claim the keys of every row the dataset holds for the job, unless claimed."""
+        frontier, dataset = self.frontier, self.dataset
+        assert frontier is not None
+        if dataset is None or not frontier.server_restarted():
+            return
+        started = time.monotonic()
+        claims = committed_claims(dataset.out, dataset.job_id)
+        added = frontier.reclaim(claims)
+        frontier.mark_reconciled()
+        logger.warning(
+            "frontier: Redis restarted since job %s began: %d committed rows' keys checked, %d claims restored (%.1f s)",
+            frontier.job, len(claims), added, time.monotonic() - started,
+        )  # fmt: skip
+
+    def clean_up_dead(self) -> None:
+        """Remove what dead workers left in the dataset (``.running`` markers, temporary part files)."""
+        frontier, dataset = self.frontier, self.dataset
+        if frontier is None or dataset is None:
+            return
+        for token in frontier.dead_writers():
+            if token == dataset.writer.token:
+                continue  # this worker was taken for dead and came back: its markers are its own
+            try:
+                removed = dataset.writer.remove_leftovers(token)
+            except OSError as exc:
+                logger.warning("frontier: cannot remove what dead writer %s left: %s", token, exc)
+                continue
+            frontier.forget_dead_writer(token)
+            if removed:
+                logger.info("frontier: removed %d markers and temporary files dead writer %s left", removed, token)
 
     def tick(self) -> None:
         """Every ``FEEDCENSUS_FRONTIER_HEARTBEAT`` seconds: release, heartbeat, requeue dead workers' leases."""
         if self.frontier is None or self.failed is not None:
             return
-        with self._lock:
-            ready, self._ready, self._fresh = self._ready, self._fresh, []
         try:
-            self._release(ready)
+            self._release(staged=True)
             self._heartbeat(self.state)
             self._requeue_dead()
+            self.clean_up_dead()
             self._set(STAT_QUEUED, self.frontier.queued())
         except FrontierError as exc:
             self.fail(exc)
@@ -1625,9 +1908,11 @@ class FrontierWorker:
         requeue dead workers' leases; True when the job is quiet and this worker may close."""
         assert self.frontier is not None
         dataset = self.dataset
+        if self.scheduler is not None and not self.scheduler.push_pending():
+            raise FrontierError(self.failed or "the frontier failed")
         if dataset is not None and dataset.writer.pending:
-            deferred_from_coro(dataset.commit_if_due())  # commits what has waited FEEDCENSUS_FLUSH_SECONDS
-        self._release(self._take_committed())
+            dataset.commit_now()  # idle: what it holds is all there is (its leases end once it is committed)
+        self._release()
         self._requeue_dead()
         self.state = IDLE
         self._heartbeat(IDLE)
@@ -1660,10 +1945,12 @@ class FrontierWorker:
         stats = self.crawler.stats
         try:
             if self.failed is None:
-                self._release(self._take_committed())
+                self._release()
                 self._heartbeat(CLOSED)
                 self._leave(reason, requeue=reason != "finished" or not settled)
                 if frontier.is_done():
+                    self._requeue_dead()  # every dead worker forgotten, its leftovers found
+                    self.clean_up_dead()
                     frontier.finish()
                     logger.info("frontier: job %s is done", frontier.job)
         except FrontierError as exc:
@@ -1687,24 +1974,39 @@ class FrontierWorker:
             self._inc(STAT_ORPHANED, len(back))
             logger.warning("frontier: %d leases no committed row named were let go, e.g. %s", len(back), back[0])
 
-    def _take_committed(self) -> list[str]:
-        with self._lock:
-            urls = self._ready + self._fresh
-            self._ready, self._fresh = [], []
-        return urls
+    def _take_releasable(self, *, staged: bool) -> list[str]:
+        """The committed URLs whose leases may end now (after the requests held back were pushed).
 
-    def _release(self, urls: list[str]) -> None:
-        """End this worker's leases of ``urls``, once the requests held back for a batch are queued (the
-        requests a page's response made are queued before its lease ends): none if that push failed."""
+        A URL's release settles it (the queue skips it from then on), so every row its reading made must
+        be committed first: the ``duplicate`` rows of the requests its page made are written when those
+        are pushed, which may be after the page's own commit was taken. So a commit's URLs are released
+        once a later commit is done (taken after that push), or once nothing is buffered nor in flight.
+        ``staged``: only the commits already seen at the previous heartbeat (the requests a response
+        makes reach the scheduler just after its rows)."""
+        dataset = self.dataset
+        settled = dataset is None or (dataset.writer.pending == 0 and dataset.uncommitted_rows == 0)
+        with self._lock:
+            candidates = self._ready if staged else self._ready + self._fresh
+            go = [urls for seq, urls in candidates if settled or seq < self._last_seq]
+            wait = [(seq, urls) for seq, urls in candidates if not (settled or seq < self._last_seq)]
+            self._ready, self._fresh = (wait + self._fresh, []) if staged else (wait, [])
+        return [url for urls in go for url in urls]
+
+    def _release(self, *, staged: bool = False) -> None:
+        """End this worker's leases of the URLs committed (:meth:`_take_releasable`), once the requests held
+        back for a batch are queued (the requests a page's response made are queued before its lease ends):
+        none if that push failed."""
         assert self.frontier is not None
         scheduler = self.scheduler
+        if scheduler is not None and not scheduler.push_pending():
+            raise FrontierError(self.failed or "the frontier failed")
+        urls = self._take_releasable(staged=staged)
         if scheduler is not None:
-            if not scheduler.push_pending():
-                raise FrontierError(self.failed or "the frontier failed")
             waiting = scheduler.taken_urls()
             urls = [u for u in urls if u not in waiting]  # their own rows end their leases, once fetched
         if urls:
             self._inc(STAT_RELEASED, self.frontier.release(urls))
+            faults.reached("released")
 
     def _heartbeat(self, state: str) -> None:
         assert self.frontier is not None
@@ -1744,6 +2046,26 @@ class FrontierWorker:
         stats = self.crawler.stats
         if stats is not None:
             stats.set_value(name, value)
+
+
+def marker_is_stale(info: Mapping[str, Any]) -> bool:
+    """Whether the ``.running`` marker of a distributed worker (its ``frontier``, ``job_id`` and ``worker``)
+    names a writer that is gone: the job is done or gone from Redis, or the worker is not a live one of it.
+    False when the marker names no frontier, or the frontier cannot be asked (then it is left alone)."""
+    url, job, worker = info.get("frontier"), info.get("job_id"), info.get("worker")
+    if not (isinstance(url, str) and isinstance(job, str) and isinstance(worker, str) and url and job):
+        return False
+    try:
+        frontier = Frontier.connect(url, job)
+    except FrontierError:
+        return False
+    try:
+        status = frontier.status()
+    except FrontierError:
+        return False
+    finally:
+        frontier.close()
+    return status.state != "running" or not any(w.id == worker and w.live for w in status.workers)
 
 
 def _reactor() -> Any:

@@ -96,6 +96,15 @@ class DatasetError(Exception):
     """The dataset cannot be written."""
 
 
+class ClaimRefused(Exception):
+    """A commit's rows cannot be claimed (the frontier failed): they are not written. The URLs they are
+    for stay leased to this worker, so the job fetches them again (nothing lost, nothing twice)."""
+
+
+#: ``(commit id, batch) -> keys to leave out`` (see :attr:`Dataset.claim`).
+Claim = Callable[[str, Batch], set[str]]
+
+
 class Dataset:
     """The crawl's dataset writer and resume state; commits on a background thread."""
 
@@ -118,6 +127,14 @@ class Dataset:
         self.before_commit: list[Callable[[], None]] = []
         #: Run on the writer thread after a batch is committed (e.g. a frontier releasing the URLs it holds).
         self.after_commit: list[Callable[[Batch], None]] = []
+        #: A distributed job's claim of each commit's rows (``crawler.frontier.FrontierWorker``), on the writer
+        #: thread before its files are written: the keys (:mod:`pipelines.dataset.claims`) another commit holds,
+        #: whose rows are left out. :class:`ClaimRefused`: nothing of the batch is written. None: no claims.
+        self.claim: Claim | None = None
+        #: Rows left out of commits because another commit of the job holds them; rows not written because
+        #: their claim was refused.
+        self.rows_dropped = 0
+        self.rows_unclaimed = 0
         #: Run on the reactor thread when the spider closes, before the last commit (their rows get in).
         self.before_close: list[Callable[[], None]] = []
         #: The error that stopped the dataset, one line; None while commits succeed.
@@ -166,6 +183,11 @@ class Dataset:
     def job_id(self) -> str:
         return self.writer.job_id
 
+    @property
+    def uncommitted_rows(self) -> int:
+        """Rows taken for commits that are not committed yet (queued for the writer thread or being written)."""
+        return sum(self._uncommitted.values())
+
     def is_done(self, url: str) -> bool:
         """Whether an interrupted run of this job already committed ``url``'s row."""
         return url in self.done
@@ -208,6 +230,10 @@ class Dataset:
         while len(self._queued) > MAX_QUEUED_COMMITS:
             await maybe_deferred_to_future(self._queued[0])
 
+    def commit_now(self) -> None:
+        """Start a commit of what is buffered, due or not (a distributed worker with nothing to do)."""
+        self._start_commit()
+
     # --- commits on the writer thread ------------------------------------------------
 
     def _start_commit(self) -> None:
@@ -238,11 +264,23 @@ class Dataset:
         return result
 
     def _commit_with_retries(self, batch: Batch) -> None:
+        drop: set[str] = set()
+        if self.claim is not None:
+            try:
+                drop = self.claim(self.writer.commit_id(batch), batch)
+            except ClaimRefused as exc:
+                self.rows_unclaimed += batch.row_count()
+                self._uncommitted.pop(batch.seq, None)
+                logger.warning("dataset: commit %d not written (%s): its URLs are fetched again", batch.seq, exc)
+                return
         for attempt in range(1, COMMIT_TRIES + 1):
             try:
                 for hook in self.before_commit:
                     hook()
-                self.writer.commit(batch)
+                written = sum(self.writer.rows_written.values())
+                self.writer.commit(batch, drop)
+                if drop:
+                    self.rows_dropped += batch.row_count() - (sum(self.writer.rows_written.values()) - written)
                 self._uncommitted.pop(batch.seq, None)  # on this thread: true even if the reactor stops now
                 break
             except OSError as exc:
@@ -328,6 +366,10 @@ class Dataset:
             stats.set_value(f"feedcensus/rows/{table}", n)
         if self.error is not None:
             stats.set_value("feedcensus/rows_lost", self.rows_lost + self.writer.pending)
+        if self.rows_dropped:
+            stats.set_value("feedcensus/rows_dropped_claimed", self.rows_dropped)
+        if self.rows_unclaimed:
+            stats.set_value("feedcensus/rows_unclaimed", self.rows_unclaimed)
         self.closed = True
 
 

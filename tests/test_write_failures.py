@@ -48,6 +48,8 @@ def test_a_commit_that_keeps_failing_stops_the_crawl_with_exit_3(tmp_path: Path,
     markers = [json.loads(p.read_text()) for p in (out / "_commits" / "job_id=j").glob("*.json")]
     assert markers, "nothing was committed before the failure"
     assert sum(m["files"].get("fetch_log", 0) for m in markers) == len(log)
+    # The failed commits wrote their feeds files before items failed: none of them stays behind.
+    assert sorted(p.name for p in out.rglob(".part-*")) == []
 
 
 def test_reading_a_dataset_with_a_damaged_parquet_file_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -127,7 +127,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
     from schemas.tables import SchemaVersionError
 
     try:
-        result = compact_dataset(args.dir, job=args.job, force=args.force)
+        # A distributed worker's marker names its frontier: one whose worker is gone is removed.
+        from crawler.frontier import marker_is_stale
+
+        result = compact_dataset(args.dir, job=args.job, force=args.force, is_stale=marker_is_stale)
     except (CompactError, SchemaVersionError, OSError) as exc:
         raise fail(str(exc)) from None
     print(result)

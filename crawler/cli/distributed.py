@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
-from crawler.cli.errors import fail
+from crawler.cli.errors import EXIT_FRONTIER, fail
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -32,7 +33,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if not args.job_id:
         raise fail("--job is required: the job `feedcensus crawl --frontier` started")
     warn_password(args.frontier)
-    check_job(args.frontier, args.job_id, args.wait)
+    gone = check_job(args.frontier, args.job_id, args.wait, out=args.out)
+    if gone:
+        print(f"feedcensus worker: {gone}", file=sys.stderr)
+        return EXIT_FRONTIER
     args.seeds, args.opml, args.url, args.resume = [], [], [], None
     if args.replay:
         from crawler.cli.replay import load_index, replay_settings
@@ -44,9 +48,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return report_end(result, args, settings, "worker", worker=True)
 
 
-def check_job(url: str, job: str, wait: float) -> None:
+def check_job(url: str, job: str, wait: float, out: str | None = None) -> str | None:
     """A worker joins a job its coordinator has started: registered, and its trusted input hosts shared
-    (the coordinator's first step, before it queues anything), or does so within ``wait`` seconds."""
+    (the coordinator's first step, before it queues anything), or does so within ``wait`` seconds.
+
+    A job the frontier has no trace of whose rows ``out`` holds was there and is gone (Redis lost its
+    data, or the job's keys expired or were deleted): no coordinator will come. Then the one line to
+    print, at once (exit code 4, as for a worker that finds the job gone while it runs)."""
     from crawler.frontier import Frontier, FrontierError
 
     deadline = time.monotonic() + wait
@@ -54,6 +62,11 @@ def check_job(url: str, job: str, wait: float) -> None:
         frontier = Frontier.connect(url, job)
         try:
             while not (frontier.status().exists and frontier.hosts_shared()):
+                if out and not frontier.status().exists and _has_rows(out, job):
+                    return (
+                        f"{frontier.gone_error()}; {out} holds rows of job {job!r}: the job cannot go on: start it "
+                        "again, under a new --job-id to keep its rows apart from these"
+                    )
                 if time.monotonic() >= deadline:
                     raise fail(
                         f"no job {job!r} on the frontier {frontier.display_url} after {wait:g} s: "
@@ -64,6 +77,17 @@ def check_job(url: str, job: str, wait: float) -> None:
             frontier.close()
     except FrontierError as exc:
         raise fail(str(exc)) from None
+    return None
+
+
+def _has_rows(out: str, job: str) -> bool:
+    """Whether the dataset ``out`` holds a commit of ``job`` (False when it cannot be read: the crawl says why)."""
+    from pipelines.dataset.store import resolve_root, run_started
+
+    try:
+        return run_started(*resolve_root(out), job) is not None
+    except (OSError, ValueError):
+        return False
 
 
 def frontier_status(url: str, job: str) -> Any:

@@ -51,12 +51,13 @@ import json
 import logging
 import math
 import os
+import posixpath
 import re
 import secrets
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,16 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset.store import ROW_GROUP_ROWS, is_running_marker, list_jobs, resolve_root, run_started
+from pipelines.dataset.claims import keep_winners
+from pipelines.dataset.store import (
+    ROW_GROUP_ROWS,
+    is_running_marker,
+    job_winners,
+    list_jobs,
+    read_marker,
+    resolve_root,
+    run_started,
+)
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
 
 logger = logging.getLogger(__name__)
@@ -179,6 +189,7 @@ def compact_dataset(
     file_rows: int = FILE_ROWS,
     row_group_rows: int = ROW_GROUP_ROWS,
     old_files_grace: float | None = None,
+    is_stale: Callable[[dict[str, Any]], bool] | None = None,
 ) -> CompactResult:
     """Compact every partition of ``out`` (or only those of ``job``).
 
@@ -190,6 +201,10 @@ def compact_dataset(
     group written, and the call returns once they all are. Raises
     CompactError when there is no dataset or no such job, and
     SchemaVersionError for files of a newer schema.
+
+    ``is_stale`` (what a ``.running`` marker says -> whether its writer is gone, e.g. a distributed worker
+    its frontier knows is dead: ``crawler.frontier.marker_is_stale``): such markers, and their writer's
+    temporary files, are removed first, so the partition is compacted.
     """
     if file_rows < 1 or row_group_rows < 1:
         raise CompactError(f"file_rows and row_group_rows must be positive, not {file_rows} and {row_group_rows}")
@@ -199,11 +214,14 @@ def compact_dataset(
     merged: dict[str, set[str]] = {}  # job -> the commits whose files were merged away
     retired = _Retired(fs, OLD_FILES_GRACE if old_files_grace is None else old_files_grace)
     try:
+        winners: dict[str, dict[str, str] | None] = {}
         for table, jobs in jobs_by_table.items():
             for job_id in jobs:
                 if job is None or job_id == job:
+                    if job_id not in winners:
+                        winners[job_id] = _winners(fs, root, job_id)
                     result, sources = _compact_partition(
-                        fs, root, table, job_id, force, file_rows, row_group_rows, retired
+                        fs, root, table, job_id, force, file_rows, row_group_rows, retired, winners[job_id], is_stale
                     )
                     results.append(result)
                     merged.setdefault(job_id, set()).update(_commit_of(name) for name in sources)
@@ -284,13 +302,17 @@ def _compact_partition(
     file_rows: int,
     group_rows: int,
     retired: _Retired,
+    winners: dict[str, str] | None = None,
+    is_stale: Callable[[dict[str, Any]], bool] | None = None,
 ) -> tuple[PartitionCompaction, list[str]]:
     """What happened to one partition, and the names of the files merged away (none when it was left alone)."""
     pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
     partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
+    if partition.running and is_stale is not None and _drop_stale_markers(fs, partition, is_stale):
+        partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
     why, rows = _reason_to_leave(fs, partition, force, file_rows)
     if why is None:
-        why = _rewrite(fs, root, partition, rows, file_rows, group_rows, retired)
+        why = _rewrite(fs, root, partition, rows, file_rows, group_rows, retired, winners)
     if why is not None:
         return partition.unchanged(why, rows), []
     after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
@@ -329,8 +351,13 @@ def _rewrite(
     file_rows: int,
     group_rows: int,
     retired: _Retired,
+    winners: dict[str, str] | None = None,
 ) -> str | None:
     """Steps 3 to 6: stage, check, record and swap in the new files; why not, when the partition changed.
+
+    ``winners`` (a job written by several writers): each key's rows are kept from its winning commit
+    only (:func:`pipelines.dataset.claims.winning_commits`), so the rows written must be those read
+    less the duplicates dropped.
 
     After a swap the staging folder holds the old files; ``retired`` deletes
     it later. Otherwise it holds only copies and goes at once.
@@ -346,10 +373,17 @@ def _rewrite(
         seq = _next_seq(fs, root, partition.job_id, partition.parts)
         name_of = _namer(seq, token)
         sources = [i.path for i in partition.parts]
+        dropped: list[int] = [0]
         written = _write_compacted(
-            fs, partition.table, sources, new_dir, name_of, file_rows, group_rows, retired.delete_expired
-        )
-        if sum(n for _, n in written) != rows:
+            fs, partition.table, sources, new_dir, name_of, file_rows, group_rows, retired.delete_expired,
+            winners, dropped,
+        )  # fmt: skip
+        if dropped[0]:
+            logger.warning(
+                "compact: %s: %d rows of keys another commit of the job holds dropped (docs/datasets.md, Readers)",
+                partition.path, dropped[0],
+            )  # fmt: skip
+        if sum(n for _, n in written) != rows - dropped[0]:
             raise CompactError(
                 f"{partition.path}: wrote {sum(n for _, n in written)} rows, read {rows}; left untouched"
             )
@@ -422,6 +456,8 @@ def _write_compacted(
     file_rows: int,
     group_rows: int,
     tick: Callable[[], None],
+    winners: dict[str, str] | None = None,
+    dropped: list[int] | None = None,
 ) -> list[tuple[str, int]]:
     """Stream ``paths`` into files of up to ``file_rows`` rows in row groups of ``group_rows``; [(name, rows)].
 
@@ -464,7 +500,7 @@ def _write_compacted(
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
     try:
-        for batch in scanner.to_batches():
+        for batch in _batches(fs, table, paths, scanner, winners, dropped):
             pending.append(batch)
             pending_rows += batch.num_rows
             while pending_rows and pending_rows >= (size := next_group()):
@@ -496,6 +532,52 @@ def _record_commits(
         record = {"seq": int(stem.split("-", 1)[0]), "files": {table: n}, "compacted_from": sources, "started": started}
         with fs.open_output_stream(f"{commit_dir}/{stem}.json") as sink:
             sink.write(json.dumps(record).encode())
+
+
+def _batches(
+    fs: pafs.FileSystem,
+    table: str,
+    paths: list[str],
+    scanner: ds.Scanner,
+    winners: dict[str, str] | None,
+    dropped: list[int] | None,
+) -> Iterator[pa.RecordBatch]:
+    """The partition's rows in batches; with ``winners``, file by file, without the rows of keys another
+    commit holds (their count added to ``dropped[0]``)."""
+    if not winners:
+        yield from scanner.to_batches()
+        return
+    schema = arrow_schema(table)
+    for path in paths:
+        commit = _commit_of(posixpath.basename(path))
+        for batch in ds.dataset(path, schema=schema, format="parquet", filesystem=fs).to_batches():
+            kept = keep_winners(table, commit, pa.Table.from_batches([batch], schema=schema), winners)
+            if dropped is not None:
+                dropped[0] += batch.num_rows - kept.num_rows
+            yield from kept.to_batches()
+
+
+def _drop_stale_markers(fs: pafs.FileSystem, partition: _Partition, is_stale: Callable[[dict[str, Any]], bool]) -> bool:
+    """Remove the ``.running`` markers whose writers are gone (and those writers' temporary files); whether any."""
+    dropped = False
+    for info in partition.listing:
+        if not is_running_marker(info.base_name):
+            continue
+        said = read_marker(fs, info.path)
+        if not said or not is_stale(said):
+            continue
+        token = str(said.get("token") or "")
+        logger.info("compact: %s: its writer is gone (%s); removing its marker", info.path, said.get("worker"))
+        fs.delete_file(info.path)
+        for other in partition.listing:
+            if token and other.base_name.startswith(".part-") and other.base_name.endswith(f"-{token}.parquet.tmp"):
+                fs.delete_file(other.path)
+        dropped = True
+    return dropped
+
+
+def _winners(fs: pafs.FileSystem, root: str, job_id: str) -> dict[str, str] | None:
+    return job_winners(fs, root, job_id)
 
 
 def _commit_of(part_name: str) -> str:

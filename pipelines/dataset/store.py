@@ -26,6 +26,19 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipelines.dataset import faults
+from pipelines.dataset.claims import (
+    CLAIM_COLUMNS,
+    FINAL,
+    KEY_COLUMN,
+    commit_keys,
+    commit_of,
+    fetch_key,
+    keep_rows,
+    keep_winners,
+    page_keys,
+    winning_commits,
+)
 from schemas.tables import PARTITION_KEY, TABLES, Encoded, arrow_schema, check_version, decode_rows
 
 if TYPE_CHECKING:
@@ -98,6 +111,13 @@ def arrow_table(table: str, rows: list[dict[str, Any]], encoded: list[Encoded]) 
     return arrow.combine_chunks() if len(batches) > 1 else arrow
 
 
+def _remove_quietly(fs: pafs.FileSystem, path: str) -> None:
+    try:
+        fs.delete_file(path)
+    except OSError as exc:  # never there (the open failed), or the disk refuses even that
+        logger.debug("dataset: cannot remove %s: %s", path, exc)
+
+
 def _atomic_rename_supported(fs: pafs.FileSystem) -> bool:
     return isinstance(fs, pafs.LocalFileSystem)
 
@@ -139,6 +159,9 @@ class DatasetWriter:
         self.files_written = 0
         self.commits = 0
         self._running: set[str] = set()
+        #: More for the ``.running`` markers: a distributed worker's frontier (without its password) and worker
+        #: id, so that ``compact`` can ask whether the writer is still alive.
+        self.marker_info: dict[str, str] = {}
         self.closed = False
         #: Commit as soon as ``batch_rows`` rows are buffered. A caller that commits on
         #: another thread (the crawl's dataset extension) turns it off and drives
@@ -231,36 +254,97 @@ class DatasetWriter:
         """Put the ``.running`` marker in a partition folder before the run's first file lands there."""
         if directory not in self._running:
             with self.fs.open_output_stream(f"{directory}/{self.running_marker}") as sink:
-                sink.write(json.dumps({"job_id": self.job_id, "token": self._token}).encode())
+                sink.write(json.dumps({"job_id": self.job_id, "token": self._token, **self.marker_info}).encode())
             self._running.add(directory)
 
-    def commit(self, batch: Batch) -> None:
-        """Write one batch: its files under temporary names, renamed into place, then its marker."""
+    @property
+    def token(self) -> str:
+        """This writer's token: in its part files' names, its commit markers' and its ``.running`` markers'."""
+        return self._token
+
+    def commit_id(self, batch: Batch) -> str:
+        """The name of ``batch``'s commit marker, without ``.json``: ``<seq>-<token>``."""
+        return f"{batch.seq:06d}-{self._token}"
+
+    def commit(self, batch: Batch, drop: set[str] | None = None) -> None:
+        """Write one batch: its files under temporary names, renamed into place, then its marker.
+
+        ``drop``: keys (:mod:`pipelines.dataset.claims`) whose rows another commit holds: left out.
+        A write that fails removes the temporary files it made (a full disk keeps no half commit).
+        """
+        drop = drop or set()
         tables = [t for t in TABLES if t in batch.tables or t in batch.encoded]
         name = f"part-{batch.seq:06d}-{self._token}.parquet"
         atomic = _atomic_rename_supported(self.fs)
-        written: list[tuple[str, str, int]] = []
-        for table in tables:
-            directory = self.partition_dir(table)
-            self.fs.create_dir(directory, recursive=True)
-            self._mark_running(directory)
-            final = f"{directory}/{name}"
-            target = f"{directory}/.{name}.tmp" if atomic else final
-            arrow = arrow_table(table, batch.tables.get(table, []), batch.encoded.get(table, []))
-            with self.fs.open_output_stream(target) as sink:
-                pq.write_table(arrow, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
-            written.append((target, final, arrow.num_rows))
-        for target, final, _ in written:
+        pages = page_keys(batch.tables.get("pages", [])) if drop else {}
+        written: list[tuple[str, str, str, int]] = []  # (table, temporary name, final name, rows)
+        try:
+            for table in tables:
+                rows = batch.tables.get(table, [])
+                if drop and table == "fetch_log":
+                    rows = [r for r in rows if fetch_key(r) not in drop]
+                arrow = keep_rows(table, arrow_table(table, rows, batch.encoded.get(table, [])), drop, pages)
+                if arrow.num_rows == 0:
+                    continue
+                directory = self.partition_dir(table)
+                self.fs.create_dir(directory, recursive=True)
+                self._mark_running(directory)
+                final = f"{directory}/{name}"
+                target = f"{directory}/.{name}.tmp" if atomic else final
+                written.append((table, target, final, arrow.num_rows))
+                with self.fs.open_output_stream(target) as sink:
+                    pq.write_table(arrow, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+        except BaseException:
+            for _, target, _, _ in written:
+                _remove_quietly(self.fs, target)
+            raise
+        faults.reached("written")
+        for _, target, final, _ in written:
             if target != final:
                 self.fs.move(target, final)
+        if not written:
+            return
+        faults.reached("renamed")
         self.fs.create_dir(self.commit_dir, recursive=True)
-        marker = {"seq": batch.seq, "files": {t: n for t, (_, _, n) in zip(tables, written, strict=True)}}
+        marker = {"seq": batch.seq, "files": {t: n for t, _, _, n in written}}
         with self.fs.open_output_stream(f"{self.commit_dir}/{batch.seq:06d}-{self._token}.json") as sink:
             sink.write(json.dumps(marker).encode())
-        for table, (_, _, n) in zip(tables, written, strict=True):
+        faults.reached("committed")
+        for table, _, _, n in written:
             self.rows_written[table] += n
         self.files_written += len(written)
         self.commits += 1
+
+    def commit_published(self, commit: str) -> bool:
+        """Whether the commit ``commit`` (``<seq>-<token>``) of this job is in the dataset: its marker, or a
+        compacted file's record naming one of its files (``compact`` removes merged commits' markers)."""
+        return commit_published(self.fs, self.root, self.job_id, commit)
+
+    def discard_commit(self, commit: str) -> int:
+        """Delete the files of commit ``commit`` (``<seq>-<token>``, another writer's that died before it wrote
+        the commit's marker: none of its files count), in every table of the job; how many there were."""
+        removed = 0
+        names = {f"part-{commit}.parquet", f".part-{commit}.parquet.tmp"}
+        for table in TABLES:
+            for name in names:
+                path = f"{self.partition_dir(table)}/{name}"
+                if self.fs.get_file_info(path).type == pafs.FileType.File:
+                    _remove_quietly(self.fs, path)
+                    removed += 1
+        return removed
+
+    def remove_leftovers(self, token: str) -> int:
+        """Remove what the writer ``token`` (a dead worker's) left in this job's partitions: its
+        ``.running`` markers and temporary part files. How many files went."""
+        removed = 0
+        tmp = re.compile(rf"^\.part-\d+-{re.escape(token)}\.parquet\.tmp$")
+        for table in TABLES:
+            selector = pafs.FileSelector(self.partition_dir(table), allow_not_found=True)
+            for info in self.fs.get_file_info(selector):
+                if info.base_name == f"{RUNNING_MARKER}-{token}" or tmp.match(info.base_name):
+                    _remove_quietly(self.fs, info.path)
+                    removed += 1
+        return removed
 
     def check_writable(self) -> None:
         """Raise ``OSError`` now if the output cannot be written (read-only, missing bucket, no space)."""
@@ -324,6 +408,35 @@ def _recorded_start(fs: pafs.FileSystem, marker: pafs.FileInfo) -> float | None:
     return float(started) if isinstance(started, int | float) else None
 
 
+def read_marker(fs: pafs.FileSystem, path: str) -> dict[str, Any]:
+    """What a ``.running`` marker says (job_id, token; a distributed worker's frontier and worker); {} if unreadable."""
+    try:
+        with fs.open_input_stream(path) as f:
+            info = json.loads(f.read())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def commit_published(fs: pafs.FileSystem, root: str, job_id: str, commit: str) -> bool:
+    """Whether the commit ``commit`` (``<seq>-<token>``) of a job is in the dataset: its marker, or the record
+    of a compacted file made of one of its files."""
+    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+    if fs.get_file_info(f"{commit_dir}/{commit}.json").type == pafs.FileType.File:
+        return True
+    part = f"part-{commit}.parquet"
+    for marker in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True)):
+        if COMPACTED_MARKER.match(marker.base_name):
+            try:
+                with fs.open_input_stream(marker.path) as f:
+                    sources = json.loads(f.read()).get("compacted_from") or []
+            except (OSError, ValueError, AttributeError):
+                continue
+            if part in sources:
+                return True
+    return False
+
+
 def unfinished_jobs(out: str, jobs: list[str] | None = None) -> dict[str, int]:
     """Of ``jobs`` (default: every job), those with partitions holding a ``.running`` marker, and how many:
     a crawl is writing them, or stopped before it ended (what it committed is there, the rest is not).
@@ -361,6 +474,27 @@ def list_jobs(out: str, table: str = "fetch_log") -> list[str]:
     return sorted(started, key=lambda job: (started[job], job))
 
 
+def committed_claims(out: str, job_id: str) -> list[tuple[str, str]]:
+    """(key, claim) of every committed ``fetch_log`` row of a job (:mod:`pipelines.dataset.claims`): what
+    a frontier that lost its last writes must know was committed. The claim names the row's commit
+    (``committed\t<seq>-<token>``, the part file's), so it reads as a published commit's."""
+    import pyarrow.dataset as ds
+
+    fs, root = resolve_root(out)
+    path = f"{root}/fetch_log/{PARTITION_KEY}={job_id}"
+    try:
+        dataset = ds.dataset(path, filesystem=fs, format="parquet", ignore_prefixes=[".", "_"])
+    except FileNotFoundError:
+        return []
+    found: list[tuple[str, str]] = []
+    for fragment in dataset.get_fragments():
+        name = posixpath.basename(fragment.path)
+        claim = "committed\t" + name.removeprefix("part-").removesuffix(".parquet")
+        rows = fragment.to_table(columns=["url", "final_url", "outcome", "source"]).to_pylist()
+        found += [(key, claim) for key in commit_keys(rows)]
+    return found
+
+
 def committed_urls(out: str, job_id: str) -> set[str]:
     """Every URL with a committed ``fetch_log`` row in a job (requested and final URLs): what a resume skips."""
     try:
@@ -370,8 +504,58 @@ def committed_urls(out: str, job_id: str) -> set[str]:
     return {u for col in ("url", "final_url") for u in table.column(col).to_pylist() if u}
 
 
+def job_winners(fs: pafs.FileSystem, root: str, job_id: str) -> dict[str, str] | None:
+    """Each key's winning commit in a job where some key has rows in two commits (None otherwise: a job
+    written by one writer, or with claims): the rule of :func:`pipelines.dataset.claims.winning_commits`,
+    commits in the order they were published (their markers' times, then names). Cached per job and
+    listing; only a job with repeated keys keeps its winners in memory."""
+    pdir = f"{root}/fetch_log/{PARTITION_KEY}={job_id}"
+    parts = [
+        i
+        for i in fs.get_file_info(pafs.FileSelector(pdir, allow_not_found=True))
+        if i.type == pafs.FileType.File and i.base_name.endswith(".parquet") and not i.base_name.startswith((".", "_"))
+    ]
+    if len({commit_of(i.base_name).partition("-")[2] for i in parts}) < 2:
+        return None
+    fingerprint = (root, job_id, tuple(sorted((i.base_name, i.size) for i in parts)))
+    if fingerprint in _WINNERS:
+        winners = _WINNERS[fingerprint]
+    else:
+        commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
+        published = {
+            i.base_name.removesuffix(".json"): i.mtime_ns or 0
+            for i in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True))
+        }
+        parts.sort(key=lambda i: (published.get(commit_of(i.base_name), i.mtime_ns or 0), i.base_name))
+        logs = [
+            (commit_of(i.base_name), pq.read_table(i.path, columns=list(CLAIM_COLUMNS), filesystem=fs).to_pylist())
+            for i in parts
+        ]
+        winners = winning_commits(logs)
+        keys = sum(1 for k in winners if not k.startswith(FINAL))
+        if sum(len(set(commit_keys(rows))) for _, rows in logs) > keys:
+            logger.warning(
+                "job %s holds rows of one URL from two commits (written before claims, or by a worker taken for "
+                "dead): each is read once, from the first commit (docs/datasets.md, Readers); compact removes them",
+                job_id,
+            )
+        else:
+            winners = None  # kept small: only a job with repeated keys keeps its winners
+        if len(_WINNERS) >= 64:
+            _WINNERS.clear()
+        _WINNERS[fingerprint] = winners
+    return winners
+
+
+#: (root, job, its fetch_log files) -> each key's winning commit when some key is in two commits, else None.
+_WINNERS: dict[tuple[str, str, tuple[tuple[str, int | None], ...]], dict[str, str] | None] = {}
+
+
 def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
-    """A pyarrow dataset of one table (one job, or all), schema version checked."""
+    """A pyarrow dataset of one table (one job, or all), schema version checked.
+
+    A job holding rows of one key from two commits (see :func:`job_winners`) is read once per key: its
+    rows are then read into memory, the others' stay lazy (a job written with claims never has any)."""
     # Imported here: pyarrow.dataset imports pandas (0.4 s), which a crawl that reads no earlier job never needs.
     import pyarrow.dataset as ds
 
@@ -391,6 +575,21 @@ def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
         schema=schema,
         ignore_prefixes=[".", "_"],
     )
-    for fragment in dataset.get_fragments():
+    fragments = list(dataset.get_fragments())
+    for fragment in fragments:
         check_version(fragment.physical_schema.metadata, where=fragment.path)
-    return dataset
+    if table not in KEY_COLUMN and table != "fetch_log":
+        return dataset
+    marker = f"/{PARTITION_KEY}="
+    jobs = {job_id} if job_id is not None else {f.path.split(marker, 1)[1].split("/", 1)[0] for f in fragments}
+    winners = {j: w for j in sorted(jobs) if (w := job_winners(fs, root, j)) is not None}
+    if not winners:
+        return dataset
+    pieces = []
+    for fragment in fragments:
+        piece = fragment.to_table(schema=dataset.schema)
+        job = job_id if job_id is not None else fragment.path.split(marker, 1)[1].split("/", 1)[0]
+        if job in winners:
+            piece = keep_winners(table, commit_of(posixpath.basename(fragment.path)), piece, winners[job])
+        pieces.append(piece)
+    return ds.dataset(pa.concat_tables(pieces) if pieces else dataset.schema.empty_table())
