@@ -109,17 +109,18 @@ def rules_of(text: str, **kw: object) -> set[str]:
 CASES: list[tuple[str, str, str]] = [
     ("undefined-element", doc(item="<fullitem>x</fullitem>"), doc(item="<category>movies</category>")),
     ("undefined-element", doc(channel="<textinput><title>t</title></textinput>"), doc()),
-    ("version-not-2-0", doc(version='version="0.91"'), doc()),
+    ("version-not-2-0", doc(version='version="3.0"'), doc()),
+    ("version-not-2-0", doc(version='version="0.94"'), doc(version='version="0.91"')),
     ("version-missing", doc(version=""), doc()),
     ("version-missing", doc(version=""), doc(version='version="0.91"')),
     ("channel-missing", f'<rss version="2.0" {NAMESPACES}></rss>', doc()),
     ("multiple-channels", doc(extra_channel="<channel><title>x</title></channel>"), doc()),
     # 3.1
     ("text-element-has-children", doc(channel="<copyright>2007 <b>Dallas</b></copyright>"), doc(channel="<copyright>Copyright 2007 Dallas Times-Herald</copyright>")),
-    ("character-data-not-hex", doc(title="<title>AT&amp;T</title>"), doc(title="<title>AT&#x26;T</title>")),
-    ("character-data-not-hex", doc(item_title="<title>A &lt; B</title>"), doc(item_title="<title>A &#x3C; B</title>")),
-    ("character-data-not-hex", doc(item_title="<title><![CDATA[Bill & Ted's Excellent Adventure]]></title>"), doc(item_title="<title>Bill &#x26; Ted's Excellent Adventure</title>")),
-    ("character-data-not-hex", doc(item_title="<title>I &#60;3 Phil Ringnalda</title>"), doc(item_title="<title>I &#x3C;3 Phil Ringnalda</title>")),
+    ("character-data-not-hex", doc(title="<title><![CDATA[<foo> bar]]></title>"), doc(title="<title>&#x3C;foo&#x3E; bar</title>")),
+    ("character-data-not-hex", doc(item_title="<title>A &lt;B</title>"), doc(item_title="<title>A &#x3C;B</title>")),
+    ("character-data-not-hex", doc(item_title="<title>&amp;&lt;/</title>"), doc(item_title="<title>&amp;&lt; /</title>")),
+    ("character-data-not-hex", doc(item_title="<title>I &#60;b&#62;3 Phil</title>"), doc(item_title="<title>I &#60;3 Phil Ringnalda</title>")),
     ("character-data-not-hex", doc(item_title="<title>Nice &lt;gorilla&gt; what's he weigh?</title>"), doc(item_title="<title>Nice &#x3C;gorilla&#x3E; what's he weigh?</title>")),
     # 3.2 (the profile's own examples pass validity)
     ("date-invalid", doc(channel="<pubDate>2007-10-15T14:10:00Z</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>")),
@@ -301,7 +302,18 @@ PROFILE_EXAMPLES: list[tuple[str, str, bool]] = [
     ("email-missing", doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author>"), False),
     ("character-data-not-hex", doc(title="<title>The &#x26;amp; entity</title>"), False),
     ("character-data-not-hex", doc(title="<title>A&#x3C;B</title>"), False),
-    ("character-data-not-hex", doc(title="<title>The &amp;amp; entity</title>"), True),
+    ("character-data-not-hex", doc(title="<title>The &amp;amp; entity</title>"), False),  # the validator's ContainsHTML
+    ("character-data-not-hex", doc(title="<title>&lt;b&gt;Bold&lt;/b&gt; move</title>"), False),  # ContainsHTML
+    ("character-data-not-hex", doc(title="<title>&amp;lt;b&amp;gt;Bold</title>"), False),  # ContainsHTML
+    ("character-data-not-hex", doc(title="<title>NYT &gt; Health</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>Sam &#38; Max</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>AT&amp;T</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title><![CDATA[Bill & Ted's Excellent Adventure]]></title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>A &lt; B</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>&lt;em&gt;Breaking&lt;/foo&gt;</title>"), True),  # foo: no HTML
+    ("character-data-not-hex", doc(item_title="<title>A &lt;B</title><link>http://x.example/&#x26;</link>"), False),
+    ("character-data-not-hex", doc(version='version="0.91"', item_title="<title>A &lt;B</title>"), False),
+    ("character-data-not-hex", doc(version="", item_title="<title>A &lt;B</title>"), True),
     ("url-not-absolute", doc(link="<link>http://dallas.example.com</link>"), False),
     ("url-not-absolute", doc(item_link="<link>http://dallas.example.com/1983/05/06/joebob.htm</link>"), False),
     ("url-not-absolute", doc(channel="<docs>https://www.rssboard.org/rss-specification</docs>"), False),
@@ -413,7 +425,7 @@ def test_rule_sections_exist_in_profile() -> None:
 
 
 def test_findings_shape_counts_and_examples() -> None:
-    long_title = "A&amp;B " + "x" * 500
+    long_title = "A&lt;B " + "x" * 500
     text = doc(
         title=f"<title>{long_title}</title>",
         item_guid=None,
@@ -428,7 +440,7 @@ def test_findings_shape_counts_and_examples() -> None:
     assert (dates.count, dates.example, dates.severity) == (2, "2007-10-15", "error")
     assert by_rule[("duplicate-item-element", "item")].example == "pubDate"
     chardata = by_rule[("character-data-not-hex", "channel")]
-    assert chardata.example is not None and len(chardata.example) <= 200 and chardata.example.startswith("A&amp;B")
+    assert chardata.example is not None and len(chardata.example) <= 200 and chardata.example.startswith("A&lt;B")
     assert chardata.severity == "warning"
     # findings come in RULES order
     order = list(RULES)
@@ -453,7 +465,7 @@ def test_future_dates_use_now_and_default_to_the_clock() -> None:
 
 
 def test_character_data_needs_body_and_skips_utf16() -> None:
-    text = doc(title="<title>AT&amp;T</title>")
+    text = doc(title="<title>AT&lt;T</title>")
     root = etree.fromstring(text.encode())
     assert "character-data-not-hex" not in {f.rule for f in check_feed(root, format="rss")}
     utf16 = text.replace('encoding="utf-8"', 'encoding="utf-16"').encode("utf-16")
@@ -554,7 +566,7 @@ LONG = "<p>See <a href='/about'>this</a> & that</p>\n" * 60  # lifted by parse_f
 def test_check_feed_with_the_parsers_notes_finds_the_same() -> None:
     item = (
         f"<item><description><![CDATA[{LONG}]]></description>"
-        "<title>Fish &amp; chips</title><pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"
+        "<title>Fish &lt;and chips</title><pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"
         f"<content:encoded><![CDATA[{LONG}]]></content:encoded><guid>x</guid></item>\n"
     )
     body = doc(after_items=item * 3).encode()
@@ -566,7 +578,7 @@ def test_check_feed_with_the_parsers_notes_finds_the_same() -> None:
     assert found == expected
     rules = {f.rule: f for f in found}
     assert rules["description-relative-url"].example == "/about"  # read from the restored CDATA
-    assert rules["character-data-not-hex"].example == "Fish &amp; chips"  # found by line, after the lifted lines
+    assert rules["character-data-not-hex"].example == "Fish &lt;and chips"  # found by line, after the lifted lines
     assert rules["guid-permalink-not-url"].count == 3  # the three added items, read through the kept children
 
 

@@ -14,9 +14,9 @@ children once, in document order:
   ``text-element-has-children`` (3.1), its text is read once (as in the
   document, see ``context.text_of``; taken from ``Acc.leaf_texts`` when the
   parser has read it already), kept if it is the first of its name,
-  noted for the 3.1 byte check if it is plain text that contains "&", "<" or
-  ">", and given to its ``text_rules`` (for an element the section names in
-  ``later``, once the scopes around it are walked: see :func:`walk_inner`).
+  noted for the 3.1 check if it is plain text that contains "<", and given
+  to its ``text_rules`` (for an element the section names in ``later``,
+  once the scopes around it are walked: see :func:`walk_inner`).
 
 Then the scope's ``scope_rules`` run, in table order, on the :class:`Walk`
 (what was seen where); a scope rule may walk the scopes inside it (a
@@ -195,8 +195,8 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
                         text = acc.restore(text)
             first_text.setdefault(name, text)
             text_rules, plain, run_later = text_element
-            if plain and ("&" in text or "<" in text or ">" in text):  # the characters 3.1 is about
-                acc.candidates.append((child, child.tag, scope))
+            if plain and "<" in text:  # what markup left in the text begins with (3.1, see checks.chardata)
+                acc.candidates.append((child, text, scope))
             if run_later and later is not None:  # see Section.later
                 later.append((text_rules, text, child))
                 continue
