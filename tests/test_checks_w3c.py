@@ -14,7 +14,10 @@ import pytest
 from pipelines.document.checks import RULES
 from pipelines.document.checks.item import relative_reference
 from tests.conftest import run_cli
-from tests.test_checks import doc, rules_of
+from tests.test_checks import doc, rules_of, run
+
+ITUNES = 'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"'
+MEDIA = 'xmlns:media="http://search.yahoo.com/mrss/"'
 
 # (rule, document, expected to fire)
 CASES: list[tuple[str, str, bool]] = [
@@ -40,6 +43,34 @@ CASES: list[tuple[str, str, bool]] = [
     ("description-relative-url", doc(item_description="<description><![CDATA[<a href='mailto:x@example.com'>x</a>]]></description>"), False),
     ("description-relative-url", doc(item_description='<description><![CDATA[<a href="a b">x</a>]]></description>'), False),  # InvalidUriChar
     ("description-relative-url", doc(item_description='<description><![CDATA[<a class="x" href="/a">x</a>]]></description>'), False),
+    # UndefinedElement: namespaces whose vocabulary is closed, markup in text elements, a lower-case textinput
+    ("namespace-undefined-element", doc(item="<dc:modified>2007-10-15</dc:modified>"), True),
+    ("namespace-undefined-element", doc(item="<dc:creator>Joe Bob</dc:creator><dc:rights>(c)</dc:rights>"), False),
+    ("namespace-undefined-element", doc(channel="<content:encoded>x</content:encoded>"), True),
+    ("namespace-undefined-element", doc(item="<content:encoded>x</content:encoded>"), False),
+    ("namespace-undefined-element", doc(item="<slash:hitparade>1,2</slash:hitparade>"), True),
+    ("namespace-undefined-element", doc(item="<slash:hit_parade>1,2</slash:hit_parade>"), False),
+    ("namespace-undefined-element", doc(channel=f'<itunes:link {ITUNES} rel="image">x</itunes:link>'), True),
+    ("namespace-undefined-element", doc(channel=f"<itunes:duration {ITUNES}>1:00</itunes:duration>"), True),
+    ("namespace-undefined-element", doc(item=f"<itunes:duration {ITUNES}>1:00</itunes:duration>"), False),
+    ("namespace-undefined-element", doc(channel=f"<itunes:complete {ITUNES}>yes</itunes:complete>"), False),  # Apple's
+    ("namespace-undefined-element", doc(channel=f"<media:hitparade {MEDIA}>x</media:hitparade>"), True),
+    ("namespace-undefined-element", doc(channel=f'<media:community {MEDIA}><media:starRating average="4"/></media:community>'), False),
+    ("namespace-undefined-element", doc(channel='<atom:whatever>x</atom:whatever>'), False),  # Atom: open
+    ("namespace-undefined-element", doc(channel='<foo:bar xmlns:foo="http://foo.example/">x</foo:bar>'), False),
+    ("text-element-has-children", doc(item="<pubDate><time>Mon, 15 Oct 2007 14:10:00 GMT</time></pubDate>"), True),
+    ("undefined-element", doc(channel="<textinput><title>t</title></textinput>"), True),
+    # iTunes attributes and the owner's address
+    ("itunes-missing-attribute", doc(channel=f'<itunes:category {ITUNES}/>'), True),
+    ("itunes-missing-attribute", doc(channel=f'<itunes:category {ITUNES} text="Arts"><itunes:category/></itunes:category>'), True),
+    ("itunes-missing-attribute", doc(channel=f'<itunes:category {ITUNES} text="Arts"><itunes:category text="Design"/></itunes:category>'), False),
+    ("itunes-missing-attribute", doc(item=f'<itunes:image {ITUNES}>http://x.example/a.jpg</itunes:image>'), True),
+    ("itunes-missing-attribute", doc(item=f'<itunes:image {ITUNES} href="http://x.example/a.jpg"/>'), False),
+    ("itunes-owner-email-invalid", doc(channel=f"<itunes:owner {ITUNES}><itunes:name>N</itunes:name><itunes:email></itunes:email></itunes:owner>"), True),
+    ("itunes-owner-email-invalid", doc(channel=f"<itunes:owner {ITUNES}><itunes:email>me</itunes:email></itunes:owner>"), True),
+    ("itunes-owner-email-invalid", doc(channel=f"<itunes:owner {ITUNES}><itunes:email>me@example.com</itunes:email></itunes:owner>"), False),
+    ("itunes-owner-missing-email", doc(channel=f"<itunes:owner {ITUNES}><itunes:name>N</itunes:name></itunes:owner>"), True),
+    ("duplicate-namespace-element", doc(channel=f"<itunes:explicit {ITUNES}>no</itunes:explicit><itunes:explicit {ITUNES}>no</itunes:explicit>"), True),
 ]  # fmt: skip
 
 
@@ -85,3 +116,9 @@ def test_rules_say_which_versions_they_apply_to() -> None:
         "character-data-not-hex",
     }
     assert set(versions.values()) == {"any", "2.x"}
+
+
+def test_text_element_has_children_names_the_child() -> None:
+    """The example is the child the validator reports as undefined (UndefinedElement{parent:pubDate,element:time})."""
+    findings = run(doc(item="<pubDate><time>x</time></pubDate>"))
+    assert [f.example for f in findings if f.rule == "text-element-has-children"] == ["time"]

@@ -134,7 +134,14 @@ RULES: dict[str, Rule] = _rules(
     ),
     ("multiple-channels", E, "4.1", "DuplicateElement", "rss element contains more than one channel"),
     # 3.1 Character data
-    ("text-element-has-children", E, "3.1", None, "character-data element contains child elements"),
+    (
+        "text-element-has-children",
+        E,
+        "3.1",
+        "UndefinedElement",
+        "character-data element contains child elements (markup not escaped: <time> in a pubDate, <em> in a"
+        " description); the example is the child's name",
+    ),
     (
         "character-data-not-hex",
         W,
@@ -388,6 +395,32 @@ RULES: dict[str, Rule] = _rules(
         "5.1",
         ("DuplicateSemantics", "DuplicateItemSemantics"),
         "channel or item has both a core element and a namespace element with the same meaning (e.g. pubDate and dc:date)",
+        NAMESPACE,
+    ),
+    (
+        "namespace-undefined-element",
+        E,
+        "5",
+        "UndefinedElement",
+        "element of a namespace whose vocabulary is closed (Dublin Core, Content, Slash, Syndication, iTunes,"
+        " Media RSS) that its specification does not define here (dc:modified, content:encoded in a channel...)",
+        NAMESPACE,
+    ),
+    (
+        "itunes-missing-attribute",
+        E,
+        "5",
+        "MissingAttribute",
+        "itunes:category without its text attribute, or itunes:image without its href",
+        NAMESPACE,
+    ),
+    ("itunes-owner-missing-email", E, "5", "MissingElement", "itunes:owner without itunes:email", NAMESPACE),
+    (
+        "itunes-owner-email-invalid",
+        E,
+        "5",
+        "InvalidContact",
+        "itunes:owner's itunes:email is not an e-mail address (empty included)",
         NAMESPACE,
     ),
     (
