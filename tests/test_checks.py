@@ -24,6 +24,8 @@ from pipelines.document.checks.datetimes import analyse_date, universal_date
 from pipelines.document.checks.rss1 import RDF_ROOT
 from pipelines.document.feedparse import parse_feed
 
+#: The Atom 1.0 rules (tests/test_checks_atom.py): no Section table, one walk of their own.
+ATOM_RULES = frozenset(rule_id for rule_id, rule in RULES.items() if rule.source == "atom")
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PROFILE = SHARED / "specs" / "rss-best-practices-profile.txt"
 BENCHMARK_FEEDS = SHARED / "corpus" / "benchmark_feeds"
@@ -282,7 +284,7 @@ def test_rule_fails_and_passes(rule: str, bad: str, good: str) -> None:
 
 def test_every_rule_has_a_case() -> None:
     """Every rule ``check_feed`` reports (``lint``'s non-feed rules are tested with the documents that are no feed)."""
-    assert {c[0] for c in CASES + RSS1_CASES} == set(RULES) - NOT_FEED_RULES
+    assert {c[0] for c in CASES + RSS1_CASES} == set(RULES) - NOT_FEED_RULES - ATOM_RULES  # Atom: test_checks_atom
     assert {c[0] for c in RSS1_CASES} == {rid for rid, r in RULES.items() if r.source == "rss1"}
 
 
@@ -405,8 +407,9 @@ def test_rules_table_is_well_formed() -> None:
         assert isinstance(rule.w3c, tuple), rule.id
         assert all(re.fullmatch(r"[A-Z][A-Za-z0-9]+", name) for name in rule.w3c), rule.w3c
         assert len(set(rule.w3c)) == len(rule.w3c), rule.id
-        assert rule.source in ("profile", "rss2", "namespace", "rss1"), rule.id
+        assert rule.source in ("profile", "rss2", "namespace", "rss1", "atom"), rule.id
         assert rule.id.startswith("rss1-") == (rule.source == "rss1"), rule.id
+        assert rule.source != "atom" or rule.id.startswith("atom-"), rule.id
     assert len({r.id for r in RULES.values()}) == len(RULES)
     brief = {
         "InvalidRFC2822Date", "ProblematicalRFC822Date", "DuplicateElement", "DuplicateEnclosure", "MissingGuid",
@@ -426,6 +429,8 @@ def test_rule_sections_exist_in_profile() -> None:
     for rule in RULES.values():
         if rule.source == "rss1":  # a section of the RSS 1.0 specification (5 core syntax, 6 modules)
             assert rule.section in RSS1_SECTIONS, (rule.id, rule.section)
+        elif rule.source == "atom":  # a section of RFC 4287
+            assert re.fullmatch(r"[1-8](?:\.\d+)*", rule.section), (rule.id, rule.section)
         else:
             assert rule.section in headings, (rule.id, rule.section)
 
@@ -487,7 +492,8 @@ def test_other_formats_get_no_findings_and_rss1_only_its_own() -> None:
         b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">'
         b"<channel><title>t</title><language>en</language></channel></rdf:RDF>"
     )
-    assert check_feed(etree.fromstring(atom), format="atom", body=atom) == []
+    atom_findings = check_feed(etree.fromstring(atom), format="atom", body=atom)
+    assert {(f.rule, f.example) for f in atom_findings} == {("atom-missing-required", "atom:id, atom:updated")}
     rss1 = check_feed(etree.fromstring(rdf), format="rdf", body=rdf)
     assert {f.rule for f in rss1} == {"rss1-undefined-element", "rss1-missing-required", "rss1-about-missing"}
     assert {f.source for f in rss1} == {"rss1"}
@@ -558,6 +564,8 @@ def test_benchmark_corpus_never_raises() -> None:
             assert findings is not None
         elif fmt == "rdf":
             assert {f.source for f in findings} <= {"rss1", "namespace"}, path.name
+        elif fmt == "atom":
+            assert {f.source for f in findings} <= {"atom"}, path.name
         else:
             assert findings == []
     assert checked > 100
@@ -764,7 +772,7 @@ def test_every_rule_in_the_tables_is_a_rule_of_the_profile() -> None:
         "walk:textinput",
     }  # fmt: skip
     # not in the tables: what the walk decides for every scope, and the rules decided together with another
-    walked = {
+    walked = ATOM_RULES | {
         "undefined-element", "namespace-undefined-element", "text-element-has-children", "character-data-not-hex",
         "rss1-undefined-element",
     }  # fmt: skip

@@ -82,6 +82,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pipelines.document.checks.atom import walk_atom
 from pipelines.document.checks.chardata import check_character_data
 from pipelines.document.checks.context import Acc, CheckResult, Element, Notes, RuleFailure
 from pipelines.document.checks.rss import walk_rss
@@ -124,6 +125,8 @@ def check_feed(
         return CheckResult()
     if format == FeedFormat.RDF:
         return _check_rss1(root, notes)
+    if format == FeedFormat.ATOM:
+        return _check_atom(root, notes)
     if format != FeedFormat.RSS:
         return CheckResult()
     acc = Acc(body if isinstance(body, bytes | bytearray) else b"", now, notes)
@@ -133,6 +136,13 @@ def check_feed(
         acc.guard("character-data-not-hex", check_character_data, acc)
         return acc.result()
     return acc.result(skip=RSS_2X_RULES)
+
+
+def _check_atom(root: Element, notes: Notes | None) -> CheckResult:
+    """The Atom 1.0 rules (``source = "atom"``) on an Atom document."""
+    acc = Acc(b"", None, notes)
+    acc.guard("walk:feed", walk_atom, acc, root)
+    return acc.result()
 
 
 def _check_rss1(root: Element, notes: Notes | None) -> CheckResult:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ANY_VERSION",
+    "ATOM",
     "NAMESPACE",
     "NOT_FEED_RULES",
     "PROFILE",
@@ -76,8 +77,8 @@ class Finding:
 
 
 #: Where a rule comes from (``Rule.source``).
-PROFILE, RSS2, NAMESPACE, RSS1 = "profile", "rss2", "namespace", "rss1"
-SOURCES = (PROFILE, RSS2, NAMESPACE, RSS1)
+PROFILE, RSS2, NAMESPACE, RSS1, ATOM = "profile", "rss2", "namespace", "rss1", "atom"
+SOURCES = (PROFILE, RSS2, NAMESPACE, RSS1, ATOM)
 
 #: A row of the table: (id, severity, section, W3C message(s), title) or the same and a source.
 _Row = (
@@ -498,6 +499,53 @@ RULES: dict[str, Rule] = _rules(
         "trackback:ping or trackback:about in an RSS 1.0 item has no rdf:resource (the URL as text is the RSS 2.0 form)",
         RSS1,
     ),
+)
+
+RULES.update(
+    _rules(
+        # Atom 1.0 (RFC 4287), for Atom documents only; section is the RFC's
+        (
+            "atom-missing-required",
+            E,
+            "4.1.1",
+            "MissingElement",
+            "feed or entry lacks atom:id, atom:title or atom:updated; entry lacks atom:author and the feed has none",
+            ATOM,
+        ),
+        (
+            "atom-duplicate-element",
+            E,
+            "4.1.1",
+            "DuplicateElement",
+            "Atom element allowed once in a feed or entry present more than once (id, title, updated...)",
+            ATOM,
+        ),
+        (
+            "atom-undefined-element",
+            E,
+            "4.1.1",
+            "UndefinedElement",
+            "element of the Atom namespace that RFC 4287 does not define here (published in a feed...)",
+            ATOM,
+        ),
+        ("atom-id-not-iri", E, "4.2.6", "InvalidFullLink", "atom:id is not an absolute IRI (no scheme)", ATOM),
+        (
+            "atom-date-invalid",
+            E,
+            "3.3",
+            "InvalidRFC3339Date",
+            "atom:updated or atom:published is not an RFC 3339 date-time",
+            ATOM,
+        ),
+        (
+            "atom-alternate-duplicate",
+            E,
+            "4.1.1",
+            "DuplicateAtomLink",
+            'two links rel="alternate" with the same type and hreflang',
+            ATOM,
+        ),
+    )
 )
 
 #: The rules :func:`~pipelines.document.checks.check_feed` never reports: ``feedcensus lint``'s verdict on a
