@@ -53,7 +53,18 @@ CASES: list[tuple[str, str, str]] = [
     ("atom-undefined-element", feed(extra="<subtitle>a <b>bold</b> move</subtitle>"), feed(extra="<subtitle type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'>a <b>bold</b></div></subtitle>")),
     ("atom-undefined-element", feed(extra="<pubDate xmlns=''>Sat, 13 Dec 2003 18:30:02 GMT</pubDate>"), feed()),
     ("atom-id-not-iri", feed(id_="<id>/blog/feed.xml</id>"), feed(id_="<id>tag:example.org,2003:feed</id>")),
+    ("atom-id-invalid", feed(id_="<id>tag:example.org:2003:feed</id>"), feed(id_="<id>tag:example.org,2003:feed</id>")),
+    ("atom-id-invalid", feed(id_="<id>urn:x:</id>"), feed(id_="<id>urn:isbn:0451450523</id>")),
     ("atom-date-invalid", feed(updated="<updated>2003-12-13 18:30:02</updated>"), feed(updated="<updated>2003-12-13T18:30:02.25+01:00</updated>")),
+    ("atom-missing-attribute", feed(extra="<link rel='related'/>"), feed(extra="<link rel='related' href='http://example.org/r'/>")),
+    ("atom-missing-attribute", feed(extra="<category label='x'/>"), feed(extra="<category term='x'/>")),
+    ("atom-type-invalid", feed(extra="<subtitle type='text/plain'>x</subtitle>"), feed(extra="<subtitle type='html'>&lt;b&gt;x</subtitle>")),
+    ("atom-type-invalid", feed(extra="<link rel='related' type='' href='http://example.org/r'/>"), feed(extra="<link rel='related' type='text/html; charset=utf-8' href='http://example.org/r'/>")),
+    ("atom-type-invalid", feed(entry=ENTRY.replace("</entry>", "<content type='html' src='http://example.org/c'/></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='image/png' src='http://example.org/c.png'/></entry>"))),
+    ("atom-type-invalid", feed(entry=ENTRY.replace("</entry>", "<content type='multipart/alternative'>x</content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='text/plain'>x</content></entry>"))),
+    ("atom-xhtml-div-missing", feed(extra="<rights type='xhtml'>(c) 2003</rights>"), feed(extra="<rights type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'>(c) 2003</div></rights>")),
+    ("atom-xhtml-div-missing", feed(extra="<rights type='xhtml'><div>(c)</div></rights>"), feed()),  # div not XHTML's
+    ("atom-email-invalid", feed(author="<author><name>J</name><email>John Doe &lt;jdoe@example.com&gt;</email></author>"), feed(author="<author><name>J</name><email>jdoe@example.com</email></author>")),
     ("atom-alternate-duplicate", feed(extra="<link rel='alternate' href='http://example.org/2'/>"), feed(extra="<link rel='alternate' hreflang='fr' href='http://example.org/fr'/>")),
 ]  # fmt: skip
 

@@ -301,7 +301,7 @@ ATOM_SOURCE = "atom"
 #: The Atom rules whose example is the element's name (``atom:id``), paired by a case's ``element``.
 ATOM_ELEMENT_EXAMPLES = frozenset({"atom-missing-required", "atom-duplicate-element", "atom-undefined-element"})
 #: Where the Atom rules stand (issue 40 asks for 450 cases covered and 90% agreement; this is the start).
-MIN_ATOM_CASES = 190
+MIN_ATOM_CASES = 285
 MIN_ATOM_AGREEMENT = 0.90
 
 
