@@ -87,16 +87,17 @@ def id_problem(value: str) -> str | None:
 
 def is_rfc3339(value: str) -> bool:
     """An RFC 3339 date-time with a real date, hour < 24, minute and second < 60 (60: a leap second)."""
-    m = _RFC3339_RE.match(value.strip())
+    v = value.strip()
+    m = _RFC3339_RE.match(v)
     if m is None:
         return False
-    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
     try:
-        date(year, month, day)
+        date(int(v[0:4]), int(v[5:7]), int(v[8:10]))
     except ValueError:
         return False
-    offset_ok = m.group(7) is None or (int(m.group(7)) < 24 and int(m.group(8)) < 60)
-    return hour < 24 and minute < 60 and second <= 60 and offset_ok
+    if int(v[11:13]) > 23 or int(v[14:16]) > 59 or int(v[17:19]) > 60:
+        return False
+    return m.group(7) is None or (int(m.group(7)) < 24 and int(m.group(8)) < 60)
 
 
 _SECTIONS = {
