@@ -60,6 +60,8 @@ CASES: list[tuple[str, str, bool]] = [
     ("namespace-undefined-element", doc(channel='<foo:bar xmlns:foo="http://foo.example/">x</foo:bar>'), False),
     ("text-element-has-children", doc(item="<pubDate><time>Mon, 15 Oct 2007 14:10:00 GMT</time></pubDate>"), True),
     ("undefined-element", doc(channel="<textinput><title>t</title></textinput>"), True),
+    ("text-element-has-children", doc(item='<dc:creator><rdf:Description xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">J</rdf:Description></dc:creator>'), True),
+    ("text-element-has-children", doc(item="<dc:creator>Joe Bob Briggs</dc:creator>"), False),
     # iTunes attributes and the owner's address
     ("itunes-missing-attribute", doc(channel=f'<itunes:category {ITUNES}/>'), True),
     ("itunes-missing-attribute", doc(channel=f'<itunes:category {ITUNES} text="Arts"><itunes:category/></itunes:category>'), True),

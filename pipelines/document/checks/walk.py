@@ -187,7 +187,7 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
     are added to it, for :func:`walk_inner` to run.
     """
     scope, texts, elements = section.scope, section._texts, section._elements
-    closed, ns_defined = section.closed, section.namespace_defined
+    closed = section.closed
     walk = Walk(scope, el, children(el, acc), parent)
     seen, first_text, mark, read = walk.seen, walk.texts, acc.mark, acc.leaf_texts
     for child, name in walk.kids:
@@ -221,8 +221,8 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
                     acc.fail(rule, exc)
         elif is_core(name):  # no namespace, not defined here
             acc.add(section.undefined, scope, name)
-        elif closed and name not in ns_defined and name[: name.find(":")] in closed:
-            acc.add("namespace-undefined-element", scope, name)
+        elif closed:
+            _namespace_child(acc, section, scope, child, name)
     for rule, scope_rule in section.rules_for(seen):
         try:
             scope_rule(acc, walk)
@@ -272,6 +272,19 @@ def _run_later(acc: Acc, scope: str, later: Later) -> None:
             except Exception as exc:  # the boundary, as in Acc.run: recorded, the other rules go on
                 acc.fail(rule, exc)
     later.clear()
+
+
+def _namespace_child(acc: Acc, section: Section, scope: str, child: Element, name: str) -> None:
+    """A namespaced child with no rules of its own, in a scope that knows the closed vocabularies.
+
+    Not defined there, with the prefix of a closed vocabulary: ``namespace-undefined-element``. A Dublin Core
+    element (text, every one of them) with element children: ``text-element-has-children``, as for RSS's own.
+    """
+    if name not in section.namespace_defined:
+        if name[: name.find(":")] in section.closed:
+            acc.add("namespace-undefined-element", scope, name)
+    elif name[:3] == "dc:" and len(child):
+        _compound_text(acc, scope, child, name)
 
 
 def _compound_text(acc: Acc, scope: str, child: Element, name: str) -> str:
