@@ -311,8 +311,8 @@ CONFORMANCE: tuple[Field, ...] = (
         "source",
         pa.string(),
         "Where the rule comes from: profile (the RSS Best Practices Profile), rss2 (the RSS 2.0 specification "
-        "alone), namespace (a namespace's own specification, as the W3C Feed Validator reads it) or rss1 (the "
-        "RSS 1.0 specification, for RSS 1.0 feeds). Null in files written before schema 1.1 (all profile rules "
+        "alone), namespace (a namespace's own specification, as the W3C Feed Validator reads it), rss1 (the "
+        "RSS 1.0 specification, for RSS 1.0 feeds) or atom (Atom 1.0, RFC 4287, for Atom feeds). Null in files written before schema 1.1 (all profile rules "
         "then).",
     ),
     _f(

@@ -24,6 +24,8 @@ from pipelines.document.checks.datetimes import analyse_date, universal_date
 from pipelines.document.checks.rss1 import RDF_ROOT
 from pipelines.document.feedparse import parse_feed
 
+#: The Atom 1.0 rules (tests/test_checks_atom.py): no Section table, one walk of their own.
+ATOM_RULES = frozenset(rule_id for rule_id, rule in RULES.items() if rule.source == "atom")
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PROFILE = SHARED / "specs" / "rss-best-practices-profile.txt"
 BENCHMARK_FEEDS = SHARED / "corpus" / "benchmark_feeds"
@@ -62,6 +64,7 @@ GUID = "<guid>http://dallas.example.com/1991/05/02/nolan.htm</guid>"
 W3CDTF = "2007-10-15T14:10:00Z"
 #: Namespace elements the NAMESPACES of ``doc`` do not declare, declared on the element itself.
 SY = '<sy:updateFrequency xmlns:sy="http://purl.org/rss/1.0/modules/syndication/">'
+ITUNES = 'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"'
 TB = '<trackback:ping xmlns:trackback="http://madskills.com/public/xml/rss/module/trackback/"'
 
 _ABSENT = object()
@@ -109,17 +112,18 @@ def rules_of(text: str, **kw: object) -> set[str]:
 CASES: list[tuple[str, str, str]] = [
     ("undefined-element", doc(item="<fullitem>x</fullitem>"), doc(item="<category>movies</category>")),
     ("undefined-element", doc(channel="<textinput><title>t</title></textinput>"), doc()),
-    ("version-not-2-0", doc(version='version="0.91"'), doc()),
+    ("version-not-2-0", doc(version='version="3.0"'), doc()),
+    ("version-not-2-0", doc(version='version="0.94"'), doc(version='version="0.91"')),
     ("version-missing", doc(version=""), doc()),
     ("version-missing", doc(version=""), doc(version='version="0.91"')),
     ("channel-missing", f'<rss version="2.0" {NAMESPACES}></rss>', doc()),
     ("multiple-channels", doc(extra_channel="<channel><title>x</title></channel>"), doc()),
     # 3.1
     ("text-element-has-children", doc(channel="<copyright>2007 <b>Dallas</b></copyright>"), doc(channel="<copyright>Copyright 2007 Dallas Times-Herald</copyright>")),
-    ("character-data-not-hex", doc(title="<title>AT&amp;T</title>"), doc(title="<title>AT&#x26;T</title>")),
-    ("character-data-not-hex", doc(item_title="<title>A &lt; B</title>"), doc(item_title="<title>A &#x3C; B</title>")),
-    ("character-data-not-hex", doc(item_title="<title><![CDATA[Bill & Ted's Excellent Adventure]]></title>"), doc(item_title="<title>Bill &#x26; Ted's Excellent Adventure</title>")),
-    ("character-data-not-hex", doc(item_title="<title>I &#60;3 Phil Ringnalda</title>"), doc(item_title="<title>I &#x3C;3 Phil Ringnalda</title>")),
+    ("character-data-not-hex", doc(title="<title><![CDATA[<foo> bar]]></title>"), doc(title="<title>&#x3C;foo&#x3E; bar</title>")),
+    ("character-data-not-hex", doc(item_title="<title>A &lt;B</title>"), doc(item_title="<title>A &#x3C;B</title>")),
+    ("character-data-not-hex", doc(item_title="<title>&amp;&lt;/</title>"), doc(item_title="<title>&amp;&lt; /</title>")),
+    ("character-data-not-hex", doc(item_title="<title>I &#60;b&#62;3 Phil</title>"), doc(item_title="<title>I &#60;3 Phil Ringnalda</title>")),
     ("character-data-not-hex", doc(item_title="<title>Nice &lt;gorilla&gt; what's he weigh?</title>"), doc(item_title="<title>Nice &#x3C;gorilla&#x3E; what's he weigh?</title>")),
     # 3.2 (the profile's own examples pass validity)
     ("date-invalid", doc(channel="<pubDate>2007-10-15T14:10:00Z</pubDate>"), doc(channel="<pubDate>Mon, 15 Oct 2007 14:10:00 GMT</pubDate>")),
@@ -227,6 +231,10 @@ CASES: list[tuple[str, str, str]] = [
     ("dc-language-invalid", doc(channel="<dc:language></dc:language>"), doc(channel="<dc:language>fr</dc:language>")),
     ("sy-update-frequency-invalid", doc(channel=f"{SY}0</sy:updateFrequency>"), doc(channel=f"{SY}1</sy:updateFrequency>")),
     ("sy-update-frequency-invalid", doc(channel=f"{SY}1.5</sy:updateFrequency>"), doc(channel=f"{SY} 2 </sy:updateFrequency>")),
+    ("namespace-undefined-element", doc(item="<dc:modified>2007-10-15</dc:modified>"), doc(item="<dc:date>2007-10-15</dc:date>")),
+    ("itunes-missing-attribute", doc(channel=f"<itunes:image {ITUNES}>http://dallas.example.com/a.jpg</itunes:image>"), doc(channel=f'<itunes:image {ITUNES} href="http://dallas.example.com/a.jpg"/>')),
+    ("itunes-owner-missing-email", doc(channel=f"<itunes:owner {ITUNES}><itunes:name>Jim Lehrer</itunes:name></itunes:owner>"), doc(channel=f"<itunes:owner {ITUNES}><itunes:email>jlehrer@dallas.example.com</itunes:email></itunes:owner>")),
+    ("itunes-owner-email-invalid", doc(channel=f"<itunes:owner {ITUNES}><itunes:email>Jim Lehrer</itunes:email></itunes:owner>"), doc(channel=f"<itunes:owner {ITUNES}><itunes:email>jlehrer@dallas.example.com</itunes:email></itunes:owner>")),
     ("trackback-url-not-absolute", doc(item=f'{TB} xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" rdf:resource="http://example.org/tb.cgi?tb_id=1"/>'), doc(item=f"{TB}>http://example.org/tb.cgi?tb_id=1</trackback:ping>")),
 ]  # fmt: skip
 
@@ -276,7 +284,7 @@ def test_rule_fails_and_passes(rule: str, bad: str, good: str) -> None:
 
 def test_every_rule_has_a_case() -> None:
     """Every rule ``check_feed`` reports (``lint``'s non-feed rules are tested with the documents that are no feed)."""
-    assert {c[0] for c in CASES + RSS1_CASES} == set(RULES) - NOT_FEED_RULES
+    assert {c[0] for c in CASES + RSS1_CASES} == set(RULES) - NOT_FEED_RULES - ATOM_RULES  # Atom: test_checks_atom
     assert {c[0] for c in RSS1_CASES} == {rid for rid, r in RULES.items() if r.source == "rss1"}
 
 
@@ -301,7 +309,18 @@ PROFILE_EXAMPLES: list[tuple[str, str, bool]] = [
     ("email-missing", doc(item="<author>jbb@dallas.example.com (Joe Bob Briggs)</author>"), False),
     ("character-data-not-hex", doc(title="<title>The &#x26;amp; entity</title>"), False),
     ("character-data-not-hex", doc(title="<title>A&#x3C;B</title>"), False),
-    ("character-data-not-hex", doc(title="<title>The &amp;amp; entity</title>"), True),
+    ("character-data-not-hex", doc(title="<title>The &amp;amp; entity</title>"), False),  # the validator's ContainsHTML
+    ("character-data-not-hex", doc(title="<title>&lt;b&gt;Bold&lt;/b&gt; move</title>"), False),  # ContainsHTML
+    ("character-data-not-hex", doc(title="<title>&amp;lt;b&amp;gt;Bold</title>"), False),  # ContainsHTML
+    ("character-data-not-hex", doc(title="<title>NYT &gt; Health</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>Sam &#38; Max</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>AT&amp;T</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title><![CDATA[Bill & Ted's Excellent Adventure]]></title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>A &lt; B</title>"), False),
+    ("character-data-not-hex", doc(item_title="<title>&lt;em&gt;Breaking&lt;/foo&gt;</title>"), True),  # foo: no HTML
+    ("character-data-not-hex", doc(item_title="<title>A &lt;B</title><link>http://x.example/&#x26;</link>"), False),
+    ("character-data-not-hex", doc(version='version="0.91"', item_title="<title>A &lt;B</title>"), False),
+    ("character-data-not-hex", doc(version="", item_title="<title>A &lt;B</title>"), True),
     ("url-not-absolute", doc(link="<link>http://dallas.example.com</link>"), False),
     ("url-not-absolute", doc(item_link="<link>http://dallas.example.com/1983/05/06/joebob.htm</link>"), False),
     ("url-not-absolute", doc(channel="<docs>https://www.rssboard.org/rss-specification</docs>"), False),
@@ -351,6 +370,7 @@ PROFILE_EXAMPLES: list[tuple[str, str, bool]] = [
     ("slash-comments-without-last-build-date", doc(item="<slash:comments>13</slash:comments>"), True),
     ("slash-comments-not-integer", doc(channel="<lastBuildDate>Sun, 14 Oct 2007 17:17:44 GMT</lastBuildDate>", item="<slash:comments>13</slash:comments>"), False),
     ("undefined-element", doc(channel=IMAGE + TEXT_INPUT + CLOUD), False),
+    ("text-element-has-children", doc(item_title="<title>Seventh Heaven! <em>Ryan</em> Hurls Another No Hitter</title>"), True),
     ("multiple-channels", doc(), False),
     ("channel-missing", doc(), False),
     ("description-relative-url", doc(item_description='<description>&lt;a href="http://www.imdb.com/title/tt0086525/"&gt;Valley Girl&lt;/a&gt;</description>'), False),
@@ -387,8 +407,9 @@ def test_rules_table_is_well_formed() -> None:
         assert isinstance(rule.w3c, tuple), rule.id
         assert all(re.fullmatch(r"[A-Z][A-Za-z0-9]+", name) for name in rule.w3c), rule.w3c
         assert len(set(rule.w3c)) == len(rule.w3c), rule.id
-        assert rule.source in ("profile", "rss2", "namespace", "rss1"), rule.id
+        assert rule.source in ("profile", "rss2", "namespace", "rss1", "atom"), rule.id
         assert rule.id.startswith("rss1-") == (rule.source == "rss1"), rule.id
+        assert rule.source != "atom" or rule.id.startswith("atom-"), rule.id
     assert len({r.id for r in RULES.values()}) == len(RULES)
     brief = {
         "InvalidRFC2822Date", "ProblematicalRFC822Date", "DuplicateElement", "DuplicateEnclosure", "MissingGuid",
@@ -408,12 +429,14 @@ def test_rule_sections_exist_in_profile() -> None:
     for rule in RULES.values():
         if rule.source == "rss1":  # a section of the RSS 1.0 specification (5 core syntax, 6 modules)
             assert rule.section in RSS1_SECTIONS, (rule.id, rule.section)
+        elif rule.source == "atom":  # a section of RFC 4287
+            assert re.fullmatch(r"[1-8](?:\.\d+)*", rule.section), (rule.id, rule.section)
         else:
             assert rule.section in headings, (rule.id, rule.section)
 
 
 def test_findings_shape_counts_and_examples() -> None:
-    long_title = "A&amp;B " + "x" * 500
+    long_title = "A&lt;B " + "x" * 500
     text = doc(
         title=f"<title>{long_title}</title>",
         item_guid=None,
@@ -428,7 +451,7 @@ def test_findings_shape_counts_and_examples() -> None:
     assert (dates.count, dates.example, dates.severity) == (2, "2007-10-15", "error")
     assert by_rule[("duplicate-item-element", "item")].example == "pubDate"
     chardata = by_rule[("character-data-not-hex", "channel")]
-    assert chardata.example is not None and len(chardata.example) <= 200 and chardata.example.startswith("A&amp;B")
+    assert chardata.example is not None and len(chardata.example) <= 200 and chardata.example.startswith("A&lt;B")
     assert chardata.severity == "warning"
     # findings come in RULES order
     order = list(RULES)
@@ -453,7 +476,7 @@ def test_future_dates_use_now_and_default_to_the_clock() -> None:
 
 
 def test_character_data_needs_body_and_skips_utf16() -> None:
-    text = doc(title="<title>AT&amp;T</title>")
+    text = doc(title="<title>AT&lt;T</title>")
     root = etree.fromstring(text.encode())
     assert "character-data-not-hex" not in {f.rule for f in check_feed(root, format="rss")}
     utf16 = text.replace('encoding="utf-8"', 'encoding="utf-16"').encode("utf-16")
@@ -469,7 +492,8 @@ def test_other_formats_get_no_findings_and_rss1_only_its_own() -> None:
         b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">'
         b"<channel><title>t</title><language>en</language></channel></rdf:RDF>"
     )
-    assert check_feed(etree.fromstring(atom), format="atom", body=atom) == []
+    atom_findings = check_feed(etree.fromstring(atom), format="atom", body=atom)
+    assert {(f.rule, f.example) for f in atom_findings} == {("atom-missing-required", "atom:id, atom:updated")}
     rss1 = check_feed(etree.fromstring(rdf), format="rdf", body=rdf)
     assert {f.rule for f in rss1} == {"rss1-undefined-element", "rss1-missing-required", "rss1-about-missing"}
     assert {f.source for f in rss1} == {"rss1"}
@@ -540,6 +564,8 @@ def test_benchmark_corpus_never_raises() -> None:
             assert findings is not None
         elif fmt == "rdf":
             assert {f.source for f in findings} <= {"rss1", "namespace"}, path.name
+        elif fmt == "atom":
+            assert {f.source for f in findings} <= {"atom"}, path.name
         else:
             assert findings == []
     assert checked > 100
@@ -554,7 +580,7 @@ LONG = "<p>See <a href='/about'>this</a> & that</p>\n" * 60  # lifted by parse_f
 def test_check_feed_with_the_parsers_notes_finds_the_same() -> None:
     item = (
         f"<item><description><![CDATA[{LONG}]]></description>"
-        "<title>Fish &amp; chips</title><pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"
+        "<title>Fish &lt;and chips</title><pubDate>Thu, 04 Oct 2007 23:59:45 GMT</pubDate>"
         f"<content:encoded><![CDATA[{LONG}]]></content:encoded><guid>x</guid></item>\n"
     )
     body = doc(after_items=item * 3).encode()
@@ -566,7 +592,7 @@ def test_check_feed_with_the_parsers_notes_finds_the_same() -> None:
     assert found == expected
     rules = {f.rule: f for f in found}
     assert rules["description-relative-url"].example == "/about"  # read from the restored CDATA
-    assert rules["character-data-not-hex"].example == "Fish &amp; chips"  # found by line, after the lifted lines
+    assert rules["character-data-not-hex"].example == "Fish &lt;and chips"  # found by line, after the lifted lines
     assert rules["guid-permalink-not-url"].count == 3  # the three added items, read through the kept children
 
 
@@ -746,8 +772,11 @@ def test_every_rule_in_the_tables_is_a_rule_of_the_profile() -> None:
         "walk:textinput",
     }  # fmt: skip
     # not in the tables: what the walk decides for every scope, and the rules decided together with another
-    walked = {"undefined-element", "text-element-has-children", "character-data-not-hex", "rss1-undefined-element"}
-    decided_with_another = {"url-not-ascii", "email-missing-real-name", "email-format"}
+    walked = ATOM_RULES | {
+        "undefined-element", "namespace-undefined-element", "text-element-has-children", "character-data-not-hex",
+        "rss1-undefined-element",
+    }  # fmt: skip
+    decided_with_another = {"url-not-ascii", "email-missing-real-name", "email-format", "itunes-owner-email-invalid"}
     assert set(RULES) - ids == walked | decided_with_another | NOT_FEED_RULES
     assert {section.undefined for section in rss1_sections} == {"rss1-undefined-element"}
     assert all(RULES[rule].source == "rss1" for section in rss1_sections for rule, _ in section.scope_rules

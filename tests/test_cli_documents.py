@@ -23,7 +23,7 @@ FEED = (
 #: A feed with a finding whose example holds CR LF line ends and a tab (a description of two paragraphs).
 FEED_CRLF = (
     b'<?xml version="1.0"?>\r\n<rss version="2.0"><channel><title>T</title><link>http://x/</link>'
-    b"<description>First paragraph.\r\n\r\nSecond\tone &#38; more</description>"
+    b"<description>First paragraph.\r\n\r\nSecond\tone &lt;b more</description>"
     b"<item><title>a</title><guid>g1</guid></item></channel></rss>"
 )
 PAGE = (

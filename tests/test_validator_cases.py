@@ -11,6 +11,11 @@ A case agrees when, run through ``feedcensus lint --json``:
 * it must report the message, and a finding of a rule that names it is there;
 * it must not report the message, and no finding of a rule that names it is there.
 
+A finding of a rule whose example is an element's name (:data:`ELEMENT_EXAMPLES`:
+the undefined-element rules, a text element's child) pairs with a case that
+names its ``element`` only when the names agree (``!UndefinedElement{element:language}``
+is not contradicted by an undefined ``i`` in a description).
+
 A finding pairs with a case's message only where the case says where: when its
 parameters name a ``parent`` that is one of our scopes (``channel``, ``item``,
 ``image``...; the validator's ``root``, the document the root element sits in,
@@ -53,11 +58,13 @@ from tests.conftest import run_cli  # noqa: E402
 CASES = REPO.parent / "shared" / "corpus" / "validator_cases"
 CONFORMANCE_DOC = REPO / "docs" / "conformance.md"
 MIN_AGREEMENT = 0.95
+#: Over every case counted (issue 40: the RSS cases stay at 97% or more).
+MIN_AGREEMENT_ALL = 0.97
 #: The manifest's ``root`` of the documents the profile's checks are for (``check_feed``'s ``format == "rss"``).
 CHECKED_ROOTS = frozenset({"RSS 2.0", "RSS 0.91", "RSS (no version)"})
 SUITES = ("rss", "rss20")
-#: The ext directories of namespaces a rule checks (none of the profile's namespaces has its own there today).
-EXT_DIRS: tuple[str, ...] = ()
+#: The ext directories of namespaces rules of their own check (iTunes: ``itunes-*``, ``namespace-undefined-element``).
+EXT_DIRS: tuple[str, ...] = ("itunes",)
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,7 @@ def counted_cases(messages: set[str]) -> list[Case]:
 
 #: The scopes of our findings, and the validator's name for each where it differs.
 SCOPES = {"rss": "rss", "root": "document", "channel": "channel", "item": "item", "image": "image",
+          "feed": "feed", "entry": "entry", "author": "author", "contributor": "contributor",
           "textInput": "textInput", "skipDays": "skipDays", "skipHours": "skipHours",
           "rdf:RDF": "rdf:RDF", "rdf_RDF": "rdf:RDF", "textinput": "textinput"}  # fmt: skip
 
@@ -131,14 +139,48 @@ def parent_scope(params: str) -> str | None:
     return None
 
 
+def case_element(params: str) -> str | None:
+    """The case's ``element`` parameter, if it names one."""
+    for param in params.split(","):
+        key, _, value = param.partition(":")
+        if key == "element":
+            return value.partition(",")[0] if value else None
+    return None
+
+
+#: The rules whose example is the name of the element the finding is about, as the validator's ``element``
+#: parameter names it: where a case names its element, such a finding pairs with it only when the names agree.
+ELEMENT_EXAMPLES = frozenset(
+    {"undefined-element", "namespace-undefined-element", "text-element-has-children", "rss1-undefined-element"}
+)
+
+
+def same_element(example: str | None, element: str) -> bool:
+    """Our example names the validator's ``element`` (which writes ``foo_bar`` as ``foo:bar``).
+
+    An example may name several elements, ``", "``-separated (``atom-missing-required``: every one missing).
+    """
+    if example is None:
+        return False
+    names = example.split(", ")
+    if ":" not in element:  # the validator names a child of a text element by its local name (Description)
+        names += [name.rpartition(":")[2] for name in names]
+    return any(element in (name, name.replace("_", ":", 1)) for name in names)
+
+
 def lint_all(paths: list[str]) -> dict[str, list[tuple[str, str]]]:
     """Case path -> (rule id, scope) of its findings (one ``feedcensus lint --json`` run over all of them)."""
+    return {path: [(rule, scope) for rule, scope, _ in found] for path, found in lint_examples(paths).items()}
+
+
+def lint_examples(paths: list[str]) -> dict[str, list[tuple[str, str, str | None]]]:
+    """Case path -> (rule id, scope, example) of its findings (one ``feedcensus lint --json`` run)."""
     out = run_cli("lint", "--json", *paths, cwd=CASES, timeout=600)
     assert out.returncode in (0, 1), out.stderr
     results = {}
     for line in out.stdout.splitlines():
         result = json.loads(line)
-        results[result["source"]] = [(f["rule"], f["scope"]) for f in result["findings"]]
+        results[result["source"]] = [(f["rule"], f["scope"], f["example"]) for f in result["findings"]]
     return results
 
 
@@ -149,14 +191,17 @@ def verdicts() -> list[Verdict]:
         for message in messages:
             by_message.setdefault(message, set()).add(rule)
     cases = counted_cases(set(by_message))
-    found = lint_all([c.path for c in cases])
+    found = lint_examples([c.path for c in cases])
     out = []
     for case in cases:
         scope = parent_scope(case.params)
+        element = case_element(case.params)
         reported = tuple(
             rule
-            for rule, where in found.get(case.path, [])
-            if rule in by_message[case.expected] and (scope is None or where == scope)
+            for rule, where, example in found.get(case.path, [])
+            if rule in by_message[case.expected]
+            and (scope is None or where == scope)
+            and (element is None or rule not in ELEMENT_EXAMPLES or same_element(example, element))
         )
         out.append(Verdict(case, bool(reported) != case.negated, reported))
     return out
@@ -186,10 +231,10 @@ def test_agreement_at_least_95_percent(results: list[Verdict]) -> None:
     assert agree / total >= MIN_AGREEMENT, f"{agree}/{total}"
 
 
-def test_agreement_over_every_case_at_least_95_percent(results: list[Verdict]) -> None:
+def test_agreement_over_every_case_at_least_97_percent(results: list[Verdict]) -> None:
     agree, total = agreement(results)
-    assert total >= 230
-    assert agree / total >= MIN_AGREEMENT, f"{agree}/{total}"
+    assert total >= 250
+    assert agree / total >= MIN_AGREEMENT_ALL, f"{agree}/{total}"
 
 
 #: The manifest's ``root`` of the documents that are no feed (each names the root element it has).
@@ -252,6 +297,66 @@ def test_clean_rss1_cases_get_no_finding() -> None:
     assert not dirty
 
 
+# ---------------------------------------------------------------- Atom 1.0 (testcases/atom)
+
+#: The rules of Atom documents (``source = "atom"``): an Atom case counts when one of these names its message.
+ATOM_SOURCE = "atom"
+#: The Atom rules whose example is the element's name (``atom:id``), paired by a case's ``element``.
+ATOM_ELEMENT_EXAMPLES = frozenset({"atom-missing-required", "atom-duplicate-element", "atom-undefined-element"})
+#: Where the Atom rules stand (issue 40 asks for 450 cases covered and 90% agreement; this is the start).
+MIN_ATOM_CASES = 285
+MIN_ATOM_AGREEMENT = 0.90
+
+
+def atom_verdicts() -> list[Verdict]:
+    """The validator's Atom cases whose message an Atom rule names, each with its verdict."""
+    out = run_cli("rules", "--json")
+    assert out.returncode == 0, out.stderr
+    by_message: dict[str, set[str]] = {}
+    for line in out.stdout.splitlines():
+        rule = json.loads(line)
+        if rule["source"] == ATOM_SOURCE or rule["id"] == "root-not-feed":  # lint's verdict on a non-feed root
+            for message in rule["w3c"]:
+                by_message.setdefault(message, set()).add(rule["id"])
+    with (CASES / "manifest.tsv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    cases = [
+        Case(row["local_file"], row["expected"], row["expect_negated"] == "yes", row["expect_params"],
+             row["description"], row["root"])
+        for row in rows
+        if row["role"] == "testcase" and row["suite"] == "atom" and row["expected"] in by_message
+    ]  # fmt: skip
+    found = lint_examples([c.path for c in cases])
+    verdicts = []
+    for case in cases:
+        scope = parent_scope(case.params)
+        element = case_element(case.params)
+        reported = tuple(
+            rule
+            for rule, where, example in found.get(case.path, [])
+            if rule in by_message[case.expected]
+            and (scope is None or where == scope)
+            and (
+                element is None
+                or rule not in ATOM_ELEMENT_EXAMPLES
+                or same_element(example, element)
+                or same_element(example, f"atom:{element}")
+            )
+        )
+        verdicts.append(Verdict(case, bool(reported) != case.negated, reported))
+    return verdicts
+
+
+def test_atom_cases_agree() -> None:
+    """The Atom rules on the validator's Atom cases: how many are covered, and how many agree."""
+    if not (CASES / "manifest.tsv").exists():
+        pytest.skip("the validator's test cases are not here")
+    results = atom_verdicts()
+    agree, total = agreement(results)
+    assert total >= MIN_ATOM_CASES, total
+    assert agree / total >= MIN_ATOM_AGREEMENT, f"{agree}/{total}"
+
+
 def main() -> None:
     results = verdicts()
     agree, total = agreement([v for v in results if v.case.checked])
@@ -262,7 +367,10 @@ def main() -> None:
     print(f"agreement on documents that are no feed: {agree}/{total} = {agree / total:.1%}")
     agree, total = agreement(results)
     print(f"agreement on every case counted: {agree}/{total} = {agree / total:.1%}")
-    for v in results:
+    atom = atom_verdicts()
+    agree, total = agreement(atom)
+    print(f"agreement on Atom 1.0 cases an Atom rule names: {agree}/{total} = {agree / total:.1%}")
+    for v in results + atom:
         if not v.agrees:
             sign = "!" if v.case.negated else ""
             print(

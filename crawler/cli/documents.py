@@ -380,6 +380,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
                         "section": rule.section,
                         "w3c": list(rule.w3c),
                         "source": rule.source,
+                        "versions": rule.versions,
                         "title": rule.title,
                     }
                 )

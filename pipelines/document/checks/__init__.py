@@ -58,7 +58,11 @@ category, generator, author, managingEditor, webMaster, source) in
 ASCII-compatible bodies.
 
 The profile is about RSS 2.0: its rules run only for ``format == "rss"`` (any
-``version``; a version other than 2.0 is itself a finding). An RSS 1.0
+``version``; a version other than 2.0, 0.91 or 0.92 is itself a finding). The
+rules of RSS 2.x alone (``Rule.versions == "2.x"``: the guid, the Atom
+self-link, 3.1's character data) are not reported on an RSS 0.91 / 0.92
+document (a version attribute that does not start with "2."), as the W3C
+validator does not report them there. An RSS 1.0
 document (``format == "rdf"``) gets the ``rss1`` rules instead (see ``rss1``);
 RSS 0.90, Atom and unknown documents get no findings: no rule is defined for
 them. A document that is no feed (``unknown``) gets no finding here: the census
@@ -78,14 +82,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pipelines.document.checks.atom import walk_atom
 from pipelines.document.checks.chardata import check_character_data
 from pipelines.document.checks.context import Acc, CheckResult, Element, Notes, RuleFailure
 from pipelines.document.checks.rss import walk_rss
 from pipelines.document.checks.rss1 import is_rss1, walk_rdf
-from pipelines.document.checks.rules import NOT_FEED_RULES, RULES, Finding, Rule
+from pipelines.document.checks.rules import NOT_FEED_RULES, RSS_2X, RULES, Finding, Rule
 from schemas.vocab import FeedFormat
 
 __all__ = ["NOT_FEED_RULES", "RULES", "CheckResult", "Finding", "Notes", "Rule", "RuleFailure", "check_feed"]
+
+
+#: The rules of RSS 2.x alone (``Rule.versions``): not reported on an RSS document of another version.
+RSS_2X_RULES = frozenset(rule.id for rule in RULES.values() if rule.versions == RSS_2X)
 
 
 def check_feed(
@@ -116,11 +125,23 @@ def check_feed(
         return CheckResult()
     if format == FeedFormat.RDF:
         return _check_rss1(root, notes)
+    if format == FeedFormat.ATOM:
+        return _check_atom(root, notes)
     if format != FeedFormat.RSS:
         return CheckResult()
     acc = Acc(body if isinstance(body, bytes | bytearray) else b"", now, notes)
     acc.guard("walk:rss", walk_rss, acc, root)
-    acc.guard("character-data-not-hex", check_character_data, acc)
+    version = root.get("version")
+    if version is None or version.strip().startswith("2."):
+        acc.guard("character-data-not-hex", check_character_data, acc)
+        return acc.result()
+    return acc.result(skip=RSS_2X_RULES)
+
+
+def _check_atom(root: Element, notes: Notes | None) -> CheckResult:
+    """The Atom 1.0 rules (``source = "atom"``) on an Atom document."""
+    acc = Acc(b"", None, notes)
+    acc.guard("walk:feed", walk_atom, acc, root)
     return acc.result()
 
 

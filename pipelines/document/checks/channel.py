@@ -123,7 +123,12 @@ CHANNEL = Section(
         "atom:link": (("atom-link-missing-href", ns.atom_link_missing_href),),
         "dc:language": (("dc-language-invalid", ns.dc_language_invalid),),
         "sy:updateFrequency": (("sy-update-frequency-invalid", ns.sy_update_frequency_invalid),),
+        "itunes:category": (("itunes-missing-attribute", ns.itunes_category_missing_text),),
+        "itunes:image": (("itunes-missing-attribute", ns.itunes_image_missing_href),),
+        "itunes:owner": (("itunes-owner-missing-email", ns.itunes_owner),),
     },
+    closed=ns.CLOSED,
+    namespace_defined=ns.CHANNEL_DEFINED,
     scope_rules=(
         ("channel-missing-required", required("channel-missing-required", ("title", "link", "description"))),
         ("duplicate-channel-element", at_most_once("duplicate-channel-element", _CHANNEL_SINGLE)),

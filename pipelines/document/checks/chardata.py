@@ -1,13 +1,30 @@
-"""3.1 Character data: "&", "<" and ">" in plain text should be written as hexadecimal references.
+"""3.1 Character data: markup left in plain text, read as the W3C Feed Validator reads it (``CharacterData``).
 
-The tree has lost how a text was written, so this rule reads the raw bytes:
-during the walk, every plain-text element (titles, descriptions other than an
+The profile (3.1) asks that "&", "<" and ">" in plain text be written as the
+hexadecimal references &#x26; / &#x3C; / &#x3E;. Its validator does not flag
+every other way of writing them (a title "NYT &gt; Health" or "Sam &#38; Max"
+is fine): its ``CharacterData`` message is about text that, once decoded,
+still reads as markup, and this rule follows it (``nonhtml.validate`` of the
+validator). A plain-text element of an RSS 2.x document breaks it when its
+decoded text
+
+* contains "<" followed by a letter or "/" (``<b``, ``</``),
+* but no end tag of an HTML element (``</b>``: that is the validator's
+  ``ContainsHTML``, no rule of ours) and no "&" followed by a word character
+  (an entity left in the text, ``&amp;lt;``: ``ContainsHTML`` too),
+
+unless one of the source lines the element spans contains "&#x" (the
+profile's own encoding is in use there). CDATA sections count as any other
+text, as in the validator.
+
+The tree has lost the source lines, so this rule reads the raw bytes: during
+the walk, every plain-text element (titles, descriptions other than an
 item's, copyright, category, generator, author, managingEditor, webMaster,
-source; see each ``Section.plain``) whose text contains one of the three
-characters is noted (``Acc.candidates``); :func:`check_character_data` then
-finds each one's content in the body by its source line and looks at how the
-characters were written there. Only ASCII-compatible bodies are read: in
-UTF-16/32 the byte search would not find ASCII markup.
+source; see each ``Section.plain``) whose decoded text contains "<" is noted
+(``Acc.candidates``); :func:`check_character_data` then decides on the text
+and finds the element's lines in the body by its source line. Only
+ASCII-compatible bodies are read: in UTF-16/32 the byte search would not find
+ASCII markup.
 """
 
 from __future__ import annotations
@@ -17,21 +34,31 @@ from itertools import islice
 
 from pipelines.document.checks.context import Acc, Element
 
-__all__ = ["check_character_data", "raw_offender"]
+__all__ = ["check_character_data", "markup_left"]
 
 _NEWLINE_RE = re.compile(rb"\n")
-_RAW_ESCAPE_RE = re.compile(rb"&(amp|lt|gt|#0*(?:38|60|62));|<!\[CDATA\[(.*?)\]\]>", re.S | re.I)
+_MARKUP_RE = re.compile(r"<[/a-zA-Z]")
+_END_TAG_RE = re.compile(r"</(\w+)>")
+_ENTITY_RE = re.compile(r"&#?\w")
+_HTML_TAG_NAMES = """a abbr acronym address applet area article aside audio b base basefont bdi bdo big blockquote body br
+    button canvas caption center cite code col colgroup command data datagrid datalist dd del details dfn dialog
+    dir div dl dt em eventsource fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6
+    head header hgroup hr html i iframe img input ins isindex kbd label legend li link m main mark map menu meta
+    meter nav noframes noscript object ol optgroup option output p param picture pre progress q rp rt ruby s
+    samp script section select slot small source span strike strong style sub summary sup table tbody td
+    template textarea tfoot th thead time title tr track tt u ul var xmp plaintext embed comment listing video
+    wbr"""
+#: The elements whose end tag in a text makes it the validator's ContainsHTML (its ``HTMLValidator.htmltags``).
+HTML_TAGS = frozenset(_HTML_TAG_NAMES.split())
 
 
-def raw_offender(raw: bytes) -> bool:
-    """True if the raw content writes "&", "<" or ">" other than as &#x26; / &#x3C; / &#x3E;."""
-    for m in _RAW_ESCAPE_RE.finditer(raw):
-        if m.group(1) is not None:
-            return True
-        inner = m.group(2)
-        if b"&" in inner or b"<" in inner or b">" in inner:
-            return True
-    return False
+def markup_left(text: str) -> bool:
+    """True if the decoded text still reads as markup the validator calls ``CharacterData`` (see the module)."""
+    if _MARKUP_RE.search(text) is None:
+        return False
+    if any(tag.lower() in HTML_TAGS for tag in _END_TAG_RE.findall(text)):
+        return False
+    return _ENTITY_RE.search(text) is None
 
 
 def _line_starts(body: bytes, lines: list[int]) -> dict[int, int]:
@@ -53,34 +80,47 @@ def _line_starts(body: bytes, lines: list[int]) -> dict[int, int]:
     return starts
 
 
-def _raw_content(body: bytes, start: int, tag: str) -> bytes | None:
-    """The raw bytes between the start and end tags of the first element ``tag`` from ``start`` on."""
+def _raw_element(body: bytes, start: int, tag: str) -> tuple[bytes, bytes] | None:
+    """The raw content of the first element ``tag`` from ``start`` on, and the whole source lines it spans.
+
+    The lines run from ``start`` (the start of the element's line) to the end of the line its end tag begins on.
+    """
     name = tag.encode()
-    start = body.find(b"<" + name, start)
-    if start < 0:
+    open_at = body.find(b"<" + name, start)
+    if open_at < 0:
         return None
-    gt = body.find(b">", start)
+    gt = body.find(b">", open_at)
     if gt < 0 or body[gt - 1 : gt] == b"/":
         return None
     end = body.find(b"</" + name, gt)
     if end < 0:
         return None
-    return body[gt + 1 : end]
+    line_end = body.find(b"\n", end)
+    return body[gt + 1 : end], body[start : len(body) if line_end < 0 else line_end]
 
 
 def check_character_data(acc: Acc) -> None:
-    """``character-data-not-hex`` for each noted element whose raw content breaks 3.1."""
+    """``character-data-not-hex`` for each noted element whose decoded text still reads as markup.
+
+    The example is the element's content as written in the document.
+    """
     body = acc.body
     if not body or not acc.candidates or not _ascii_compatible(body):
         return
-    # (tag, scope, source line) of the candidates the byte search can find: no namespace, a known line
-    found = [(tag, scope, line) for el, tag, scope in acc.candidates if (line := _line(el)) and tag[:1] != "{"]
+    # (tag, scope, source line) of the candidates whose text decides it, and the byte search can find
+    found = [
+        (tag, scope, line)
+        for el, text, scope in acc.candidates
+        if markup_left(text) and (tag := el.tag)[:1] != "{" and (line := _line(el))
+    ]
+    if not found:
+        return
     starts = _line_starts(body, sorted({line for _, _, line in found}))
     for tag, scope, line in found:
         start = starts.get(line)
-        raw = None if start is None else _raw_content(body, start, tag)
-        if raw is not None and raw_offender(raw):
-            acc.add("character-data-not-hex", scope, raw.decode("utf-8", "replace"))
+        raw = None if start is None else _raw_element(body, start, tag)
+        if raw is not None and b"&#x" not in raw[1]:
+            acc.add("character-data-not-hex", scope, raw[0].decode("utf-8", "replace"))
 
 
 def _ascii_compatible(body: bytes) -> bool:

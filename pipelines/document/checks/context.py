@@ -156,7 +156,7 @@ class Acc:
         self.date_memo: tuple[str, DateVerdict] | None = None  # the last date-time read, see checks.datetimes
         #: the dates the parser read, with what it found (see checks.datetimes)
         self.dates: Mapping[str, ParsedDate] = {} if notes is None else notes.dates
-        self.candidates: list[tuple[Element, str, str]] = []  # (element, raw tag, scope) for the 3.1 byte check
+        self.candidates: list[tuple[Element, str, str]] = []  # (element, its text, scope) for the 3.1 check
 
     def add(self, rule: str, scope: str, example: str | None, count: int = 1) -> None:
         hit = self.hits.get((rule, scope))
@@ -187,8 +187,10 @@ class Acc:
         else:
             self.failed[rule] = replace(failed, count=failed.count + 1)
 
-    def result(self) -> CheckResult:
-        order = sorted(self.hits.items(), key=lambda kv: RULE_ORDER[kv[0][0]])
+    def result(self, skip: frozenset[str] = frozenset()) -> CheckResult:
+        """The findings gathered, in :data:`RULES` order, but those of the rules in ``skip``."""
+        hits = self.hits.items() if not skip else [kv for kv in self.hits.items() if kv[0][0] not in skip]
+        order = sorted(hits, key=lambda kv: RULE_ORDER[kv[0][0]])
         findings = [Finding(rule, RULES[rule].severity, scope, h.count, h.example) for (rule, scope), h in order]
         return CheckResult(findings, self.failed.values())
 

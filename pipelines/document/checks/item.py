@@ -7,22 +7,57 @@ Judgement call: a second enclosure is only the profile's
 from __future__ import annotations
 
 import re
+from html.entities import name2codepoint
 
 from pipelines.document.checks import namespaces as ns
-from pipelines.document.checks.context import Acc, Element
+from pipelines.document.checks.context import Acc, Element, text_of
 from pipelines.document.checks.datetimes import check_date, check_future
 from pipelines.document.checks.values import check_email, check_url, has_scheme, is_integer
 from pipelines.document.checks.walk import Section, Walk, at_most_once, required_attributes
 
-__all__ = ["ITEM"]
+__all__ = ["ITEM", "relative_reference"]
 
 _ITEM_SINGLE = frozenset(["author", "comments", "description", "guid", "link", "pubDate", "source", "title"])
-# an href= or src= attribute (after whitespace or "/") whose value does not start with a scheme or "#";
-# a literal "=" first keeps the scan fast. &quot; covers descriptions escaped twice.
-_REL_REF_RE = re.compile(
-    r"""=(?:(?<=[\s/][hH][rR][eE][fF]=)|(?<=[\s/][sS][rR][cC]=))\s*(?:["']|&quot;|&#0*3[49];|&apos;)?\s*"""
-    r"""(?![A-Za-z][A-Za-z0-9+.\-]*:|#)([^"'\s<>&][^"'\s<>&]*)"""
-)
+# The W3C validator's reading of HTML in a description (its ``absUrlMixin``): an ``a`` whose first attribute is
+# href, an ``img`` with a src, the value quoted or a bare word; decoded, it is relative unless it starts with a
+# scheme ("word:"). "#frag", "//host/path" and an empty value are relative; a value with a character no URI has
+# (a space...) is the validator's InvalidUriChar, not a relative reference.
+_ANCHOR_RE = re.compile(r"""<a\s+href=(?:"(.*?)"|'(.*?)'|([\w-]+))[\s>]""", re.IGNORECASE)
+_IMG_RE = re.compile(r"""<img\s+[^>]*src=(?:"(.*?)"|'(.*?)'|([\w-]+))[\s>]""", re.IGNORECASE)
+_ABSOLUTE_RE = re.compile(r"\w+:")
+_URI_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ;/?:@&=+$.-_!~*'()%,#")
+_REFERENCE_RE = re.compile(r"&#?(\w+);")
+#: What every relative reference those two find starts with, found fast (the scan looks for "=" first): an
+#: href= or src= whose value does not start with a scheme. A value that does is absolute however it is decoded
+#: (no "&" before its ":"), so a text this finds nothing in has no relative reference.
+_MAYBE_RELATIVE_RE = re.compile(r"""=(?:(?<=[hH][rR][eE][fF]=)|(?<=[sS][rR][cC]=))(?:["'](?!\s*\w+:)|(?!\w+:)[\w-])""")
+
+
+def _decode_html(value: str) -> str:
+    """Character and HTML entity references in an attribute value decoded (unknown ones left as they are)."""
+    if "&" not in value:
+        return value
+
+    def one(m: re.Match[str]) -> str:
+        ref = m.group(1)
+        if ref.isdigit():
+            return chr(int(ref)) if int(ref) < 0x110000 else m.group(0)
+        code = name2codepoint.get(ref)
+        return m.group(0) if code is None else chr(code)
+
+    return _REFERENCE_RE.sub(one, value)
+
+
+def relative_reference(html: str) -> str | None:
+    """The first relative href / src in the HTML, as the W3C validator finds them (``ContainsRelRef``), or None."""
+    if "<" not in html or _MAYBE_RELATIVE_RE.search(html) is None:
+        return None
+    for pattern in (_IMG_RE, _ANCHOR_RE):
+        for m in pattern.finditer(html):
+            ref = _decode_html(m.group(1) or m.group(2) or m.group(3) or "").strip()
+            if _ABSOLUTE_RE.match(ref) is None and all(ord(c) >= 128 or c in _URI_CHARS for c in ref):
+                return ref or "(empty)"
+    return None
 
 
 # ---------------------------------------------------------------- the item's own elements
@@ -30,8 +65,14 @@ _REL_REF_RE = re.compile(
 
 def description_relative_url(acc: Acc, scope: str, text: str, el: Element) -> None:
     """4.1.1.20.4: HTML in a description should use full URLs in href and src."""
-    if (m := _REL_REF_RE.search(text)) is not None:
-        acc.add("description-relative-url", scope, m.group(1))
+    if (ref := relative_reference(text)) is not None:
+        acc.add("description-relative-url", scope, ref)
+
+
+def content_relative_url(acc: Acc, scope: str, el: Element) -> None:
+    """The same for content:encoded, the other HTML of an item (the validator reads both alike)."""
+    if (ref := relative_reference(text_of(el, acc))) is not None:
+        acc.add("description-relative-url", scope, ref)
 
 
 def guid_is_permalink_invalid(acc: Acc, scope: str, text: str, el: Element) -> None:
@@ -131,11 +172,15 @@ ITEM = Section(
             ("enclosure-url-not-absolute", enclosure_url_not_absolute),
         ),
         "atom:link": (("atom-link-missing-href", ns.atom_link_missing_href),),
+        "content:encoded": (("description-relative-url", content_relative_url),),
+        "itunes:image": (("itunes-missing-attribute", ns.itunes_image_missing_href),),
         "slash:comments": (("slash-comments-not-integer", ns.slash_comments_not_integer),),
         "dc:language": (("dc-language-invalid", ns.dc_language_invalid),),
         "trackback:ping": (("trackback-url-not-absolute", ns.trackback_url_not_absolute),),
         "trackback:about": (("trackback-url-not-absolute", ns.trackback_url_not_absolute),),
     },
+    closed=ns.CLOSED,
+    namespace_defined=ns.ITEM_DEFINED,
     scope_rules=(
         ("item-missing-title-and-description", item_missing_title_and_description),
         ("duplicate-item-element", at_most_once("duplicate-item-element", _ITEM_SINGLE)),

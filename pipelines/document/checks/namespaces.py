@@ -15,13 +15,18 @@ element would do, with no core element beside it, is not checked.
 
 from __future__ import annotations
 
-from pipelines.document.checks.context import Acc, Element, leaf_text, text_of
+import re
+
+from pipelines.document.checks.context import Acc, Element, leaf_text, name_of, text_of
 from pipelines.document.checks.values import has_scheme, is_language, positive_int
 from pipelines.document.checks.walk import Walk, at_most_once
 
 __all__ = [
+    "CHANNEL_DEFINED",
     "CHANNEL_SAME_MEANING",
     "CHANNEL_SINGLE",
+    "CLOSED",
+    "ITEM_DEFINED",
     "ITEM_SAME_MEANING",
     "ITEM_SINGLE",
     "atom_link_missing_href",
@@ -34,6 +39,9 @@ __all__ = [
     "duplicate_channel_namespace_element",
     "duplicate_item_namespace_element",
     "item_duplicates_core",
+    "itunes_category_missing_text",
+    "itunes_image_missing_href",
+    "itunes_owner",
     "missing_atom_self_link",
     "slash_comments_not_integer",
     "slash_comments_without_last_build_date",
@@ -123,10 +131,14 @@ _DC_SINGLE = _names(
 CHANNEL_SINGLE = _DC_SINGLE | _names(
     "dc:date atom:id atom:title atom:subtitle atom:rights atom:updated atom:icon atom:logo atom:generator"
     " admin:generatorAgent admin:errorReportsTo sy:updatePeriod sy:updateFrequency sy:updateBase"
+    " itunes:author itunes:block itunes:complete itunes:explicit itunes:image itunes:keywords itunes:new-feed-url"
+    " itunes:owner itunes:subtitle itunes:summary itunes:title itunes:type"
 )
 #: Namespace elements an item may contain at most once (an item may carry several dc:date, e.g. revisions).
 ITEM_SINGLE = _DC_SINGLE | _names(
     "content:encoded atom:id atom:title atom:summary atom:published atom:updated atom:author"
+    " itunes:author itunes:block itunes:duration itunes:episode itunes:episodeType itunes:explicit itunes:image"
+    " itunes:keywords itunes:season itunes:subtitle itunes:summary itunes:title"
 )
 
 duplicate_channel_namespace_element = at_most_once("duplicate-namespace-element", CHANNEL_SINGLE)
@@ -195,3 +207,69 @@ def trackback_url_not_absolute(acc: Acc, scope: str, el: Element) -> None:
     text = text_of(el, acc)
     if not has_scheme(text):
         acc.add("trackback-url-not-absolute", scope, text.strip() or "(empty)")
+
+
+# ---------------------------------------------------------------- closed vocabularies (namespace-undefined-element)
+
+
+def _prefixed(prefix: str, names: str) -> frozenset[str]:
+    return frozenset(f"{prefix}:{name}" for name in names.split())
+
+
+#: Dublin Core's fifteen elements (dc:modified is DCMI Terms', dcterms:modified), allowed anywhere.
+_DC = _prefixed("dc", "title creator subject description publisher contributor date type format identifier source"
+                " language relation coverage rights")  # fmt: skip
+#: Media RSS 1.5.1's elements (media:adult, deprecated in 1.5, still read), in a channel or an item.
+_MEDIA = _prefixed("media", "group content rating title description keywords thumbnail category hash player credit"
+                   " copyright text restriction community comments embed responses backLinks status price license"
+                   " subTitle peerLink location rights scenes adult")  # fmt: skip
+#: Apple's podcast tags (and the summary, subtitle and keywords it no longer lists but every podcast app reads).
+_ITUNES_BOTH = "author block explicit image keywords subtitle summary title"
+_ITUNES_CHANNEL = _prefixed("itunes", _ITUNES_BOTH + " category complete new-feed-url owner type pubDate")
+_ITUNES_ITEM = _prefixed("itunes", _ITUNES_BOTH + " duration episode episodeType season isClosedCaptioned order")
+
+#: The prefixes of the namespaces whose every element is known: a child with one of them that the scope's
+#: specification does not define there is a ``namespace-undefined-element`` (the W3C validator's
+#: ``UndefinedElement`` for a namespace it knows). Atom, DCMI Terms and the rest are open here.
+CLOSED = frozenset(["dc", "content", "slash", "sy", "itunes", "media"])
+#: The elements of those namespaces a channel may contain: Content's and Slash's are an item's.
+CHANNEL_DEFINED = _DC | _MEDIA | _ITUNES_CHANNEL | _prefixed("sy", "updatePeriod updateFrequency updateBase")
+#: The elements of those namespaces an item may contain: Syndication's are a channel's.
+ITEM_DEFINED = (
+    _DC
+    | _MEDIA
+    | _ITUNES_ITEM
+    | _prefixed("content", "encoded items")
+    | _prefixed("slash", "section department comments hit_parade")
+)
+
+
+# ---------------------------------------------------------------- iTunes (Apple's podcast tags)
+
+_ADDRESS_RE = re.compile(r"\s*[^\s@()<>\",;:]+@[^\s@()<>\",;:]+\.[^\s@()<>\",;:]+\s*\Z")
+
+
+def itunes_category_missing_text(acc: Acc, scope: str, el: Element) -> None:
+    """An itunes:category names its category in ``text``; so does each itunes:category nested in it."""
+    nested = [c for c in el.iterchildren() if isinstance(c.tag, str) and name_of(c.tag) == "itunes:category"]
+    for category in (el, *nested):
+        if category.get("text") is None:
+            acc.add("itunes-missing-attribute", scope, "itunes:category text")
+            return
+
+
+def itunes_image_missing_href(acc: Acc, scope: str, el: Element) -> None:
+    """An itunes:image gives its URL in ``href`` (not as text, not as ``url``)."""
+    if el.get("href") is None:
+        acc.add("itunes-missing-attribute", scope, "itunes:image href")
+
+
+def itunes_owner(acc: Acc, scope: str, el: Element) -> None:
+    """An itunes:owner holds the owner's e-mail address in itunes:email."""
+    emails = [c for c in el.iterchildren() if isinstance(c.tag, str) and name_of(c.tag) == "itunes:email"]
+    if not emails:
+        acc.add("itunes-owner-missing-email", scope, "itunes:owner")
+        return
+    text = text_of(emails[0], acc)
+    if _ADDRESS_RE.match(text) is None:
+        acc.add("itunes-owner-email-invalid", scope, text.strip() or "(empty)")

@@ -6,7 +6,7 @@ from pipelines.document.checks.channel import CHANNEL
 from pipelines.document.checks.context import Acc, Element
 from pipelines.document.checks.walk import Section, Walk, at_most_once, walk_inner, walk_scope
 
-__all__ = ["RSS", "walk_rss"]
+__all__ = ["RSS", "RSS_09X", "walk_rss"]
 
 
 def version_missing(acc: Acc, walk: Walk) -> None:
@@ -15,10 +15,18 @@ def version_missing(acc: Acc, walk: Walk) -> None:
         acc.add("version-missing", walk.scope, "(missing)")
 
 
+#: The versions of the rss element other than 2.0: documents of their own, which get the rules of every version.
+RSS_09X = frozenset(["0.91", "0.92"])
+
+
 def version_not_2_0(acc: Acc, walk: Walk) -> None:
-    """The version attribute itself is read, so that no normalisation by the parser hides a bad value."""
+    """The version attribute itself is read, so that no normalisation by the parser hides a bad value.
+
+    An RSS 0.91 or 0.92 document is not an RSS 2.0 document with a wrong version: it is one of the earlier
+    versions (as the validator reads it, with no ``InvalidRSSVersion``), and the 2.x rules are not run on it.
+    """
     version = walk.el.get("version")
-    if version is not None and version.strip() != "2.0":
+    if version is not None and (v := version.strip()) != "2.0" and v not in RSS_09X:
         acc.add("version-not-2-0", walk.scope, version)
 
 

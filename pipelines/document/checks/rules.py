@@ -19,11 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ANY_VERSION",
+    "ATOM",
     "NAMESPACE",
     "NOT_FEED_RULES",
     "PROFILE",
     "RSS1",
     "RSS2",
+    "RSS_2X",
     "RULES",
     "RULE_ORDER",
     "SOURCES",
@@ -47,6 +50,9 @@ class Rule:
     #: specification alone), ``namespace`` (a namespace's own specification, as the validator reads it) or
     #: ``rss1`` (the RSS 1.0 specification, for RSS 1.0 documents; ``section`` is then that specification's)
     source: str = "profile"
+    #: the RSS versions (of an ``rss`` document) the rule applies to: ``any``, or ``2.x`` for a rule of RSS 2.0
+    #: alone, which an RSS 0.91 / 0.92 document does not break (a version attribute that starts "2.", or none)
+    versions: str = "any"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +77,8 @@ class Finding:
 
 
 #: Where a rule comes from (``Rule.source``).
-PROFILE, RSS2, NAMESPACE, RSS1 = "profile", "rss2", "namespace", "rss1"
-SOURCES = (PROFILE, RSS2, NAMESPACE, RSS1)
+PROFILE, RSS2, NAMESPACE, RSS1, ATOM = "profile", "rss2", "namespace", "rss1", "atom"
+SOURCES = (PROFILE, RSS2, NAMESPACE, RSS1, ATOM)
 
 #: A row of the table: (id, severity, section, W3C message(s), title) or the same and a source.
 _Row = (
@@ -81,12 +87,21 @@ _Row = (
 )
 
 
+#: Rule.versions: every RSS version, or RSS 2.x alone.
+ANY_VERSION, RSS_2X = "any", "2.x"
+#: The rules of RSS 2.0 alone: the validator makes none of these checks on an RSS 0.91 / 0.92 document (a guid,
+#: an atom:link to the feed itself and the profile's character-data encoding came with 2.0).
+_RSS_2X_ONLY = frozenset(["item-missing-guid", "missing-atom-self-link", "character-data-not-hex"])
+
+
 def _rules(*rows: _Row) -> dict[str, Rule]:
     out = {}
     for row in rows:
         rule_id, severity, section, w3c, title = row[:5]
         names = () if w3c is None else (w3c,) if isinstance(w3c, str) else w3c
-        out[rule_id] = Rule(rule_id, severity, section, names, title, row[5] if len(row) > 5 else PROFILE)
+        source = row[5] if len(row) > 5 else PROFILE
+        versions = RSS_2X if rule_id in _RSS_2X_ONLY else ANY_VERSION
+        out[rule_id] = Rule(rule_id, severity, section, names, title, source, versions)
     return out
 
 
@@ -102,7 +117,13 @@ RULES: dict[str, Rule] = _rules(
         "element without a namespace that the RSS specification does not define here",
     ),
     ("version-missing", E, "4.1", "MissingAttribute", "rss element has no version attribute"),
-    ("version-not-2-0", E, "4.1", "InvalidRSSVersion", 'rss element\'s version attribute is not "2.0"'),
+    (
+        "version-not-2-0",
+        E,
+        "4.1",
+        "InvalidRSSVersion",
+        'rss element\'s version attribute is not "2.0" (nor "0.91" / "0.92", RSS versions of their own)',
+    ),
     ("channel-missing", E, "4.1", "MissingElement", "rss element contains no channel"),
     (
         "root-not-feed",
@@ -114,13 +135,20 @@ RULES: dict[str, Rule] = _rules(
     ),
     ("multiple-channels", E, "4.1", "DuplicateElement", "rss element contains more than one channel"),
     # 3.1 Character data
-    ("text-element-has-children", E, "3.1", None, "character-data element contains child elements"),
+    (
+        "text-element-has-children",
+        E,
+        "3.1",
+        "UndefinedElement",
+        "character-data element contains child elements (markup not escaped: <time> in a pubDate, <em> in a"
+        " description); the example is the child's name",
+    ),
     (
         "character-data-not-hex",
         W,
         "3.1",
         "CharacterData",
-        '"&", "<" or ">" in plain text not written as &#x26; / &#x3C; / &#x3E;',
+        'plain text still reads as markup once decoded ("<" and a letter or "/"), and &#x3C; is not used',
     ),
     # 3.2 Dates and times
     ("date-invalid", E, "3.2", "InvalidRFC2822Date", "date-time is not an RFC 822 date-time (four-digit year allowed)"),
@@ -161,7 +189,13 @@ RULES: dict[str, Rule] = _rules(
     ),
     ("url-not-ascii", E, "3.4", None, "URL contains non-ASCII characters or spaces (an IRI not converted to a URL)"),
     # 4.1.1 channel
-    ("channel-missing-required", E, "4.1.1", "MissingElement", "channel lacks title, link or description"),
+    (
+        "channel-missing-required",
+        E,
+        "4.1.1",
+        ("MissingTitle", "MissingLink", "MissingDescription", "MissingElement"),
+        "channel lacks title, link or description",
+    ),
     (
         "duplicate-channel-element",
         E,
@@ -192,7 +226,13 @@ RULES: dict[str, Rule] = _rules(
     ),
     ("docs-not-rssboard", W, "4.1.1.7", None, 'docs is not "https://www.rssboard.org/rss-specification"'),
     # 4.1.1.9 image
-    ("image-missing-required", E, "4.1.1.9", "MissingElement", "image lacks link, title or url"),
+    (
+        "image-missing-required",
+        E,
+        "4.1.1.9",
+        ("MissingTitle", "MissingLink", "MissingElement"),
+        "image lacks link, title or url",
+    ),
     ("duplicate-image-element", E, "4.1.1.9", "DuplicateElement", "image child element present more than once"),
     ("image-link-mismatch", W, "4.1.1.9", "ImageLinkDoesntMatch", "image link is not the channel's link"),
     ("image-title-mismatch", W, "4.1.1.9.2", "ImageTitleDoesntMatch", "image title is not the channel's title"),
@@ -220,7 +260,7 @@ RULES: dict[str, Rule] = _rules(
         "text-input-missing-required",
         E,
         "4.1.1.17",
-        "MissingElement",
+        ("MissingTitle", "MissingLink", "MissingDescription", "MissingElement"),
         "textInput lacks description, link, name or title",
     ),
     (
@@ -258,7 +298,7 @@ RULES: dict[str, Rule] = _rules(
         W,
         "4.1.1.20.4",
         "ContainsRelRef",
-        "item description contains a relative URL in href or src",
+        "item description or content:encoded contains a relative URL (or #fragment, //host, empty) in href or src",
     ),
     ("enclosure-missing-attribute", E, "4.1.1.20.5", "MissingAttribute", "enclosure lacks url, length or type"),
     ("enclosure-length-not-integer", E, "4.1.1.20.5", "InvalidIntegerAttribute", "enclosure length is not an integer"),
@@ -359,6 +399,32 @@ RULES: dict[str, Rule] = _rules(
         NAMESPACE,
     ),
     (
+        "namespace-undefined-element",
+        E,
+        "5",
+        "UndefinedElement",
+        "element of a namespace whose vocabulary is closed (Dublin Core, Content, Slash, Syndication, iTunes,"
+        " Media RSS) that its specification does not define here (dc:modified, content:encoded in a channel...)",
+        NAMESPACE,
+    ),
+    (
+        "itunes-missing-attribute",
+        E,
+        "5",
+        "MissingAttribute",
+        "itunes:category without its text attribute, or itunes:image without its href",
+        NAMESPACE,
+    ),
+    ("itunes-owner-missing-email", E, "5", "MissingElement", "itunes:owner without itunes:email", NAMESPACE),
+    (
+        "itunes-owner-email-invalid",
+        E,
+        "5",
+        "InvalidContact",
+        "itunes:owner's itunes:email is not an e-mail address (empty included)",
+        NAMESPACE,
+    ),
+    (
         "dc-language-invalid",
         E,
         "5.3",
@@ -433,6 +499,94 @@ RULES: dict[str, Rule] = _rules(
         "trackback:ping or trackback:about in an RSS 1.0 item has no rdf:resource (the URL as text is the RSS 2.0 form)",
         RSS1,
     ),
+)
+
+RULES.update(
+    _rules(
+        # Atom 1.0 (RFC 4287), for Atom documents only; section is the RFC's
+        (
+            "atom-missing-required",
+            E,
+            "4.1.1",
+            "MissingElement",
+            "feed or entry lacks atom:id, atom:title or atom:updated; entry lacks atom:author and the feed has none",
+            ATOM,
+        ),
+        (
+            "atom-duplicate-element",
+            E,
+            "4.1.1",
+            "DuplicateElement",
+            "Atom element allowed once in a feed or entry present more than once (id, title, updated...)",
+            ATOM,
+        ),
+        (
+            "atom-undefined-element",
+            E,
+            "4.1.1",
+            "UndefinedElement",
+            "element of the Atom namespace that RFC 4287 does not define here (published in a feed...)",
+            ATOM,
+        ),
+        ("atom-id-not-iri", E, "4.2.6", "InvalidFullLink", "atom:id is not an absolute IRI (no scheme)", ATOM),
+        (
+            "atom-id-invalid",
+            E,
+            "4.2.6",
+            ("InvalidTAG", "InvalidURN"),
+            "atom:id in the tag: or urn: scheme does not follow RFC 4151 / RFC 2141",
+            ATOM,
+        ),
+        (
+            "atom-date-invalid",
+            E,
+            "3.3",
+            "InvalidRFC3339Date",
+            "atom:updated or atom:published is not an RFC 3339 date-time",
+            ATOM,
+        ),
+        (
+            "atom-missing-attribute",
+            E,
+            "4.2.7.1",
+            "MissingAttribute",
+            "atom:link without href, or atom:category without term",
+            ATOM,
+        ),
+        (
+            "atom-type-invalid",
+            E,
+            "3.1.1",
+            "InvalidMIMEType",
+            "type of a text construct not text, html or xhtml; of a content not those nor a (non-composite) media"
+            " type, or text/html/xhtml with src; of a link not a media type",
+            ATOM,
+        ),
+        (
+            "atom-xhtml-div-missing",
+            E,
+            "3.1.1.3",
+            "MissingXhtmlDiv",
+            'type="xhtml" text construct or content that is not one xhtml:div',
+            ATOM,
+        ),
+        (
+            "atom-email-invalid",
+            E,
+            "3.2.3",
+            ("InvalidAddrSpec", "InvalidContact"),
+            "atom:email of a person is not an e-mail address",
+            ATOM,
+        ),
+        (
+            "atom-alternate-duplicate",
+            E,
+            "4.1.1",
+            "DuplicateAtomLink",
+            'two links rel="alternate" with the same type and hreflang',
+            ATOM,
+        ),
+    )
 )
 
 #: The rules :func:`~pipelines.document.checks.check_feed` never reports: ``feedcensus lint``'s verdict on a

@@ -1,0 +1,256 @@
+"""Atom 1.0 (RFC 4287): the structure of feed and entry, ids, dates and alternate links (``source = "atom"``).
+
+A first set of the RFC's rules, as the W3C Feed Validator checks them
+(``docs/conformance.md``, "Atom 1.0"); scopes ``feed`` and ``entry``:
+
+* ``atom-missing-required`` (4.1.1, 4.1.2): a feed or an entry without
+  ``atom:id``, ``atom:title`` or ``atom:updated``; an entry without
+  ``atom:author`` in a feed without one (nor one in the entry's
+  ``atom:source``);
+* ``atom-duplicate-element``: an element the RFC allows once there present
+  twice (``id``, ``title``, ``updated``, ``subtitle``, ``rights``, ``icon``,
+  ``logo``, ``generator``; an entry's ``published``, ``summary``,
+  ``content``, ``source``);
+* ``atom-undefined-element``: an element of the Atom namespace the RFC does
+  not define there (``published`` in a feed, ``entry`` in an entry);
+* ``atom-id-not-iri`` (4.2.6): an ``atom:id`` that is not an absolute IRI
+  (no scheme: ``/blog/feed.xml``, ``post-1``);
+* ``atom-date-invalid`` (3.3): ``updated`` or ``published`` not an RFC 3339
+  date-time (``2007-10-15T14:10:00Z``, seconds and an offset required, a
+  fraction allowed) or not a real date;
+* ``atom-id-invalid`` (4.2.6): a ``tag:`` id not RFC 4151's, a ``urn:`` one
+  not RFC 2141's;
+* ``atom-missing-attribute``: a link without ``href``, a category without
+  ``term``;
+* ``atom-type-invalid``: the ``type`` of a text construct, a content or a
+  link that is not one it may have;
+* ``atom-xhtml-div-missing`` (3.1.1.3): ``type="xhtml"`` whose content is not
+  one ``xhtml:div``;
+* ``atom-email-invalid`` (3.2.3): a person's ``atom:email`` not an address;
+* ``atom-alternate-duplicate`` (4.1.1): two ``rel="alternate"`` links with
+  the same ``type`` and ``hreflang``.
+
+Scopes: ``feed``, ``entry``, ``source`` (an entry's ``atom:source``), and
+``author`` / ``contributor`` for a person construct's own rules. Elements of
+other namespaces are not checked here, nor link relations, IRIs other than
+ids, or the HTML and security checks of the validator (not yet).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from pipelines.document.checks.context import Acc, Element, children, is_core, name_of, text_of
+
+__all__ = ["ATOM_NS", "walk_atom"]
+
+ATOM_NS = "http://www.w3.org/2005/Atom"
+FEED, ENTRY, SOURCE = "feed", "entry", "source"
+
+
+def _atom(names: str) -> frozenset[str]:
+    return frozenset(f"atom:{name}" for name in names.split())
+
+
+_FEED_DEFINED = _atom("author category contributor generator icon id link logo rights subtitle title updated entry")
+_ENTRY_DEFINED = _atom("author category content contributor id link published rights source summary title updated")
+_REQUIRED = ("atom:id", "atom:title", "atom:updated")
+_FEED_SINGLE = _atom("generator icon id logo rights subtitle title updated")
+_ENTRY_SINGLE = _atom("content id published rights source summary title updated")
+_SOURCE_DEFINED = _atom("author category contributor generator icon id link logo rights subtitle title updated")
+_PERSON_DEFINED = _atom("name uri email")
+_PERSONS = frozenset(["atom:author", "atom:contributor"])
+#: Text constructs: plain text or escaped HTML unless type="xhtml" (then one xhtml:div); atom:generator is text.
+_TEXTS = _atom("title subtitle summary rights")
+_DATES = frozenset(["atom:updated", "atom:published"])
+_RFC3339_RE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d*)?(?:Z|[+-](\d\d):(\d\d))\Z")
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S")
+# RFC 4151 (tag:): an authority (a DNS name or an e-mail address), a date (year, month, day), the specific part
+_URI_CHARS = r"[A-Za-z0-9;/?:@&=+$.\-_!~*'()%,]"
+_TAG_RE = re.compile(
+    rf"tag:(?:[a-z0-9._-]+@)?[a-z0-9.-]+,\d{{4}}(?:-\d\d(?:-\d\d)?)?:{_URI_CHARS}*(?:#{_URI_CHARS}*)?\Z"
+)
+# RFC 2141 (urn:): a namespace identifier (letter or digit, then up to 31 letters, digits, hyphens), a specific string
+_URN_RE = re.compile(r"[Uu][Rr][Nn]:[A-Za-z0-9][A-Za-z0-9-]{1,31}:(?:[A-Za-z0-9()+,.:=@;$_!*'\-]|%[0-9A-Fa-f]{2})+\Z")
+
+
+def id_problem(value: str) -> str | None:
+    """Which rule an atom:id breaks: ``atom-id-not-iri`` (no scheme), ``atom-id-invalid`` (a bad tag: or urn:)."""
+    if _SCHEME_RE.match(value) is None:
+        return "atom-id-not-iri"
+    scheme = value[: value.find(":")].lower()
+    if (scheme == "tag" and _TAG_RE.match(value) is None) or (scheme == "urn" and _URN_RE.match(value) is None):
+        return "atom-id-invalid"
+    return None
+
+
+def is_rfc3339(value: str) -> bool:
+    """An RFC 3339 date-time with a real date, hour < 24, minute and second < 60 (60: a leap second)."""
+    v = value.strip()
+    m = _RFC3339_RE.match(v)
+    if m is None:
+        return False
+    try:
+        date(int(v[0:4]), int(v[5:7]), int(v[8:10]))
+    except ValueError:
+        return False
+    if int(v[11:13]) > 23 or int(v[14:16]) > 59 or int(v[17:19]) > 60:
+        return False
+    return m.group(7) is None or (int(m.group(7)) < 24 and int(m.group(8)) < 60)
+
+
+_SECTIONS = {
+    FEED: (_FEED_DEFINED, _FEED_SINGLE),
+    ENTRY: (_ENTRY_DEFINED, _ENTRY_SINGLE),
+    SOURCE: (_SOURCE_DEFINED, _FEED_SINGLE),
+}
+
+
+_ADDRESS_RE = re.compile(r"[^\s@()<>\",;:\[\]]+@[^\s@()<>\",;:\[\]]+\.[^\s@()<>\",;:\[\]]+\Z")
+XHTML_DIV = "{http://www.w3.org/1999/xhtml}div"
+_MIME_TOKEN = r"[A-Za-z0-9!#$&.+^_\-]+"
+_MIME_RE = re.compile(rf"{_MIME_TOKEN}/{_MIME_TOKEN}\s*(?:;.*)?\Z", re.S)
+_TEXT_TYPES = frozenset(["text", "html", "xhtml"])
+
+
+def _person(acc: Acc, el: Element, scope: str) -> None:
+    """3.2 Person constructs: one atom:name (required), at most one atom:uri and atom:email, nothing else of Atom's."""
+    seen: dict[str, int] = {}
+    for child, name in children(el, acc):
+        seen[name] = seen.get(name, 0) + 1
+        if name.startswith("atom:") and name not in _PERSON_DEFINED:
+            acc.add("atom-undefined-element", scope, name)
+        elif name == "atom:email" and _ADDRESS_RE.match(value := text_of(child, acc).strip()) is None:
+            acc.add("atom-email-invalid", scope, value or "(empty)")
+    if "atom:name" not in seen:
+        acc.add("atom-missing-required", scope, "atom:name")
+    for name, n in seen.items():
+        if n > 1 and name in _PERSON_DEFINED:
+            acc.add("atom-duplicate-element", scope, name, n - 1)
+
+
+def _type_problem(el: Element, name: str) -> str | None:
+    """Why the ``type`` of a text construct, a content or a link is not one (None when it is, or is absent)."""
+    kind = el.get("type")
+    if kind is None:
+        return None
+    kind = kind.strip()
+    if name == "atom:link":
+        return None if _MIME_RE.match(kind) else kind or "(empty)"
+    if name == "atom:content":
+        if el.get("src") is not None:  # out of line: a media type, not text / html / xhtml (4.1.3.2)
+            return kind or "(empty)" if kind.lower() in _TEXT_TYPES or not _MIME_RE.match(kind) else None
+        if kind.lower() in _TEXT_TYPES:
+            return None
+        # a media type, not a composite one (4.1.3.1)
+        return None if _MIME_RE.match(kind) and not kind.lower().startswith("multipart/") else kind or "(empty)"
+    return None if kind.lower() in _TEXT_TYPES else kind or "(empty)"
+
+
+def _xhtml_div_missing(el: Element) -> bool:
+    """type="xhtml": the content is one xhtml:div, with only white space around it (3.1.1.3)."""
+    if (el.text or "").strip():
+        return True
+    kids = [child for child in el if isinstance(child.tag, str)]
+    return len(kids) != 1 or kids[0].tag != XHTML_DIV or bool((kids[0].tail or "").strip())
+
+
+def _text_children(acc: Acc, el: Element, scope: str, name: str) -> None:
+    """A text construct's type; one that is not xhtml (content: nor an XML media type) or a generator, with children."""
+    if name != "atom:generator" and (problem := _type_problem(el, name)) is not None:
+        acc.add("atom-type-invalid", scope, problem)
+    kind = (el.get("type") or "text").strip().lower()
+    if kind == "xhtml" and name != "atom:generator":
+        if _xhtml_div_missing(el):
+            acc.add("atom-xhtml-div-missing", scope, name)
+        return
+    if name == "atom:content" and (kind.endswith("+xml") or kind.endswith("/xml")):
+        return
+    for child in el:
+        if isinstance(tag := child.tag, str):
+            acc.add("atom-undefined-element", name[5:], name_of(tag))
+            return
+
+
+def _value_rules(acc: Acc, child: Element, scope: str, name: str) -> None:
+    """The rules on one child's value: an id's IRI, a date."""
+    if name == "atom:id":
+        value = text_of(child, acc).strip()
+        if (rule := id_problem(value)) is not None:
+            acc.add(rule, scope, value or "(empty)")
+    elif name in _DATES:
+        value = text_of(child, acc)
+        if not is_rfc3339(value):
+            acc.add("atom-date-invalid", scope, value.strip() or "(empty)")
+
+
+def _link(acc: Acc, link: Element, scope: str, alternates: set[tuple[str | None, str | None]]) -> None:
+    """An atom:link: its href, its type, and one alternate per type and hreflang."""
+    if link.get("href") is None:
+        acc.add("atom-missing-attribute", scope, "atom:link href")
+    if (problem := _type_problem(link, "atom:link")) is not None:
+        acc.add("atom-type-invalid", scope, problem)
+    if link.get("rel", "alternate").strip() == "alternate":
+        key = (link.get("type"), link.get("hreflang"))
+        if key in alternates:
+            acc.add("atom-alternate-duplicate", scope, link.get("href"))
+        alternates.add(key)
+
+
+def _scope(acc: Acc, el: Element, scope: str, feed_has_author: bool) -> None:
+    defined, single = _SECTIONS[scope]
+    seen: dict[str, int] = {}
+    alternates: set[tuple[str | None, str | None]] = set()
+    entries: list[Element] = []
+    for child, name in children(el, acc):
+        seen[name] = seen.get(name, 0) + 1
+        if not name.startswith("atom:"):
+            if is_core(name):  # in no namespace: not Atom's, and no other vocabulary's either
+                acc.add("atom-undefined-element", scope, name)
+            continue
+        if name not in defined:
+            acc.add("atom-undefined-element", scope, name)
+        elif name == "atom:entry":
+            entries.append(child)
+        elif name in _PERSONS:
+            _person(acc, child, name[5:])
+        elif name in _TEXTS or name == "atom:content" or name == "atom:generator":
+            _text_children(acc, child, scope, name)
+        elif name == "atom:source":
+            _scope(acc, child, SOURCE, True)
+        elif name == "atom:link":
+            _link(acc, child, scope, alternates)
+        elif name == "atom:category":
+            if child.get("term") is None:
+                acc.add("atom-missing-attribute", scope, "atom:category term")
+        else:
+            _value_rules(acc, child, scope, name)
+    # every element missing, in one example ("atom:id, atom:author"), counted each
+    missing = [name for name in _REQUIRED if name not in seen] if scope != SOURCE else []
+    if scope == ENTRY and "atom:author" not in seen and not feed_has_author and not _source_has_author(el, acc):
+        missing.append("atom:author")
+    if missing:
+        acc.add("atom-missing-required", scope, ", ".join(missing), len(missing))
+    for name, n in seen.items():
+        if n > 1 and name in single:
+            acc.add("atom-duplicate-element", scope, name, n - 1)
+    has_author = "atom:author" in seen
+    for entry in entries:
+        try:
+            _scope(acc, entry, ENTRY, has_author)
+        except Exception as exc:  # the boundary, as in Acc.run: recorded, the other entries go on
+            acc.fail("walk:entry", exc)
+
+
+def _source_has_author(entry: Element, acc: Acc) -> bool:
+    for child, name in children(entry, acc):
+        if name == "atom:source":
+            return any(n == "atom:author" for _, n in children(child, acc))
+    return False
+
+
+def walk_atom(acc: Acc, root: Element) -> None:
+    """The Atom rules on a ``feed`` root (an ``entry`` document gets them as an entry of no feed)."""
+    scope = ENTRY if root.tag == f"{{{ATOM_NS}}}entry" else FEED
+    _scope(acc, root, scope, False)

@@ -1,0 +1,113 @@
+"""The Atom 1.0 rules (RFC 4287, ``source = "atom"``) on small literal Atom documents.
+
+The validator's own Atom cases are run by ``tests/test_validator_cases.py``
+(``test_atom_cases_agree``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from pipelines.document.checks import RULES, check_feed
+from pipelines.document.checks.atom import is_rfc3339
+
+ENTRY = (
+    "<entry><title>Atom-Powered Robots Run Amok</title><link href='http://example.org/2003/12/13/atom03'/>"
+    "<id>urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a</id><updated>2003-12-13T18:30:02Z</updated>"
+    "<summary>Some text.</summary></entry>"
+)
+AUTHOR = "<author><name>John Doe</name></author>"
+
+
+def feed(
+    *,
+    head: str = "<title>Example Feed</title><link href='http://example.org/'/>",
+    id_: str | None = "<id>urn:uuid:60a76c80-d399-11d9-b93C-0003939e0af6</id>",
+    updated: str | None = "<updated>2003-12-13T18:30:02Z</updated>",
+    author: str = AUTHOR,
+    entry: str = ENTRY,
+    extra: str = "",
+) -> str:
+    parts = (head, id_ or "", updated or "", author, extra, entry)
+    return '<feed xmlns="http://www.w3.org/2005/Atom">' + "".join(parts) + "</feed>"
+
+
+def findings(text: str) -> set[tuple[str, str, str | None]]:
+    body = text.encode()
+    return {(f.rule, f.scope, f.example) for f in check_feed(etree.fromstring(body), format="atom", body=body)}
+
+
+def rules(text: str) -> set[str]:
+    return {rule for rule, _, _ in findings(text)}
+
+
+# (rule, failing document, passing document)
+CASES: list[tuple[str, str, str]] = [
+    ("atom-missing-required", feed(id_=None), feed()),
+    ("atom-missing-required", feed(author="", entry=ENTRY), feed(author="", entry=ENTRY.replace("</entry>", AUTHOR + "</entry>"))),
+    ("atom-missing-required", feed(author="<author><uri>http://x.example/</uri></author>"), feed()),
+    ("atom-duplicate-element", feed(extra="<title>again</title>"), feed(extra="<category term='a'/><category term='b'/>")),
+    ("atom-duplicate-element", feed(author="<author><name>a</name><name>b</name></author>"), feed()),
+    ("atom-undefined-element", feed(extra="<published>2003-12-13T18:30:02Z</published>"), feed()),
+    ("atom-undefined-element", feed(extra="<subtitle>a <b>bold</b> move</subtitle>"), feed(extra="<subtitle type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'>a <b>bold</b></div></subtitle>")),
+    ("atom-undefined-element", feed(extra="<pubDate xmlns=''>Sat, 13 Dec 2003 18:30:02 GMT</pubDate>"), feed()),
+    ("atom-id-not-iri", feed(id_="<id>/blog/feed.xml</id>"), feed(id_="<id>tag:example.org,2003:feed</id>")),
+    ("atom-id-invalid", feed(id_="<id>tag:example.org:2003:feed</id>"), feed(id_="<id>tag:example.org,2003:feed</id>")),
+    ("atom-id-invalid", feed(id_="<id>urn:x:</id>"), feed(id_="<id>urn:isbn:0451450523</id>")),
+    ("atom-date-invalid", feed(updated="<updated>2003-12-13 18:30:02</updated>"), feed(updated="<updated>2003-12-13T18:30:02.25+01:00</updated>")),
+    ("atom-missing-attribute", feed(extra="<link rel='related'/>"), feed(extra="<link rel='related' href='http://example.org/r'/>")),
+    ("atom-missing-attribute", feed(extra="<category label='x'/>"), feed(extra="<category term='x'/>")),
+    ("atom-type-invalid", feed(extra="<subtitle type='text/plain'>x</subtitle>"), feed(extra="<subtitle type='html'>&lt;b&gt;x</subtitle>")),
+    ("atom-type-invalid", feed(extra="<link rel='related' type='' href='http://example.org/r'/>"), feed(extra="<link rel='related' type='text/html; charset=utf-8' href='http://example.org/r'/>")),
+    ("atom-type-invalid", feed(entry=ENTRY.replace("</entry>", "<content type='html' src='http://example.org/c'/></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='image/png' src='http://example.org/c.png'/></entry>"))),
+    ("atom-type-invalid", feed(entry=ENTRY.replace("</entry>", "<content type='multipart/alternative'>x</content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='text/plain'>x</content></entry>"))),
+    ("atom-xhtml-div-missing", feed(extra="<rights type='xhtml'>(c) 2003</rights>"), feed(extra="<rights type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'>(c) 2003</div></rights>")),
+    ("atom-xhtml-div-missing", feed(extra="<rights type='xhtml'><div>(c)</div></rights>"), feed()),  # div not XHTML's
+    ("atom-email-invalid", feed(author="<author><name>J</name><email>John Doe &lt;jdoe@example.com&gt;</email></author>"), feed(author="<author><name>J</name><email>jdoe@example.com</email></author>")),
+    ("atom-alternate-duplicate", feed(extra="<link rel='alternate' href='http://example.org/2'/>"), feed(extra="<link rel='alternate' hreflang='fr' href='http://example.org/fr'/>")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rule", "bad", "good"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_atom_rule_fails_and_passes(rule: str, bad: str, good: str) -> None:
+    assert rule in rules(bad)
+    assert rule not in rules(good)
+
+
+def test_every_atom_rule_has_a_case() -> None:
+    assert {c[0] for c in CASES} == {rule_id for rule_id, rule in RULES.items() if rule.source == "atom"}
+
+
+def test_the_example_feed_of_rfc_4287_is_clean() -> None:
+    assert findings(feed()) == set()
+
+
+def test_missing_elements_are_named_together_and_counted_each() -> None:
+    body = feed(id_=None, updated=None).encode()
+    (finding,) = [f for f in check_feed(etree.fromstring(body), format="atom", body=body) if f.scope == "feed"]
+    assert (finding.rule, finding.example, finding.count) == ("atom-missing-required", "atom:id, atom:updated", 2)
+
+
+def test_entry_author_from_the_feed_or_the_source() -> None:
+    no_author = ENTRY
+    with_source = ENTRY.replace("</entry>", f"<source>{AUTHOR}</source></entry>")
+    assert ("atom-missing-required", "entry", "atom:author") in findings(feed(author="", entry=no_author))
+    assert "atom-missing-required" not in rules(feed(author="", entry=with_source))
+    assert "atom-missing-required" not in rules(feed(entry=no_author))
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        ("2003-12-13T18:30:02Z", True),
+        ("2003-12-13T18:30:02.25-05:00", True),
+        ("2003-12-13t18:30:02z", False),
+        ("2003-12-13T18:30Z", False),
+        ("2003-02-30T18:30:02Z", False),
+        ("2003-12-13T24:30:02Z", False),
+        ("Sat, 13 Dec 2003 18:30:02 GMT", False),
+    ],
+)
+def test_rfc3339(value: str, valid: bool) -> None:
+    assert is_rfc3339(value) is valid
