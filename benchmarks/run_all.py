@@ -284,7 +284,7 @@ a `not_due` row saying so.
     "distributed": """\
 Since 2026-11-24 a worker takes up to 16 requests from the frontier in one round trip
 (`FEEDCENSUS_FRONTIER_PREFETCH`) and holds back the requests its responses make, to push them with
-its next take (crawler/frontier.py): 0.11-0.12 round trips per response in this run, against 2.03
+its next take (crawler/frontier/): 0.11-0.12 round trips per response in this run, against 2.03
 in the run before. And the job's inputs now wait in the queue behind every request found in a
 response. Breadth-first by depth had put every home page before every feed, so the document worker
 got all the feeds at the end and the reactor sat idle 20-35 % of the second half of the crawl (py-spy

@@ -1,4 +1,4 @@
-"""The distributed crawl's frontier (crawler/frontier.py) against a real redis-server on 127.0.0.1.
+"""The distributed crawl's frontier (crawler/frontier/) against a real redis-server on 127.0.0.1.
 
 No mocks: every test starts its own ``redis-server`` in a throwaway folder (tests/redisserver.py),
 and the scheduler tests build the census spider's crawler the way Scrapy does.
@@ -632,7 +632,7 @@ def test_a_coordinator_queues_every_input_before_it_takes_one(tmp_path: Path, re
 def test_a_coordinator_pushes_its_inputs_a_batch_at_a_time_and_drops_their_duplicates(
     tmp_path: Path, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(frontier_module, "PUSH_BATCH", 3)
+    monkeypatch.setattr("crawler.frontier.scheduler.PUSH_BATCH", 3)  # where the scheduler reads it
     crawler, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     dropped = record_dropped(crawler)
     frontier = scheduler.frontier

@@ -1,6 +1,6 @@
 """``feedcensus status`` without ``--job``: every job on a real Redis frontier, one line each.
 
-The jobs are put on the frontier with the frontier's own API (crawler/frontier.py), as a coordinator and its
+The jobs are put on the frontier with the frontier's own API (crawler/frontier/), as a coordinator and its
 workers would: one still seeding, one seeded that no worker has joined, one running, one finished. Before,
 ``status`` refused to run without ``--job`` (argparse's usage error, exit 2).
 """

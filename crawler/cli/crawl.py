@@ -845,7 +845,7 @@ def exit_status(
     if stats.get("feedcensus/warc_error"):
         return EXIT_DATASET, f"{stats['feedcensus/warc_error']}; the crawl stopped there"
     if stats.get("feedcensus/frontier_error"):
-        # The job's state gone from Redis (crawler/frontier.py: JobGone): no worker can go on with it.
+        # The job's state gone from Redis (crawler/frontier/: JobGone): no worker can go on with it.
         then = (
             "the job cannot go on: start it again, under a new --job-id to keep its rows apart from these"
             if stats.get("feedcensus/frontier/job_gone")

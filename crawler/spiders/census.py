@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: A distributed crawl's scheduler and worker extension (crawler/frontier.py), added to the settings
-#: only when FEEDCENSUS_FRONTIER is set: that module imports redis and scrapy_redis (0.1 s).
+#: A distributed crawl's scheduler and worker extension (crawler/frontier/), added to the settings
+#: only when FEEDCENSUS_FRONTIER is set: that package imports redis and scrapy_redis (0.1 s).
 FRONTIER_SCHEDULER = "crawler.frontier.FrontierScheduler"
 FRONTIER_EXTENSION = "crawler.frontier.FrontierWorker"
 

@@ -1,0 +1,377 @@
+"""Scrapy's scheduler on the job's frontier (:class:`FrontierScheduler`), over scrapy-redis's priority
+queue and duplicate filter (:class:`FrontierQueue`, :class:`FrontierDupeFilter`): the one module that knows
+scrapy-redis (its queue and duplicate filter classes; none of its spiders).
+
+- **Seeding first.** The coordinator (the process with inputs) queues every input before it
+  takes any request itself (:attr:`FrontierWorker.seeding`); Scrapy reads ``start()`` lazily,
+  so otherwise each input would be popped again by the coordinator as soon as it was pushed
+  and the other workers would find the queue empty. Inputs are queued behind every request
+  found in a response (:data:`INPUT_WAIT`), as a crawl without a frontier gives Scrapy an
+  input only when its scheduler has run empty.
+- **Pushes in batches.** The scheduler holds back the requests the engine gives it and pushes
+  them in one round trip (:meth:`FrontierScheduler.push_pending`): inputs :data:`PUSH_BATCH` at
+  a time; the requests responses make with the next take from the queue, after
+  :data:`PUSH_DELAY` seconds, and before any lease is released, so a page's lease still ends
+  only once the requests it made are queued. A duplicate among them is dropped when its batch
+  goes (Scrapy's ``request_dropped`` signal, sent as the engine sends it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import redis
+from scrapy import Request, signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.request import request_from_dict
+from scrapy_redis.dupefilter import RFPDupeFilter
+from scrapy_redis.queue import PriorityQueue
+from twisted.internet.base import DelayedCall
+
+from crawler.frontier.codec import RequestCodec
+from crawler.frontier.state import (
+    BUSY,
+    DEFAULT_PREFETCH,
+    PUSH_BATCH,
+    PUSH_DELAY,
+    STAT_ALREADY_QUEUED,
+    STAT_LEASED,
+    FrontierError,
+    Push,
+    Pushed,
+)
+from crawler.frontier.store import Frontier
+from crawler.frontier.worker import FrontierWorker, _reactor
+from pipelines.dataset import faults
+from schemas.items import context_from_meta
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+#: The package's one logger (``crawler.frontier``), as before the module became a package.
+logger = logging.getLogger("crawler.frontier")
+
+
+def _method_name(func: Any, spider: Spider) -> str | None:
+    """The name of the spider method ``func`` is (None for no callback); ValueError otherwise."""
+    if func is None:
+        return None
+    name = getattr(func, "__name__", "")
+    if getattr(func, "__self__", None) is spider and getattr(spider, name, None) == func:
+        return str(name)
+    raise ValueError(f"{func!r} is not a method of the spider")
+
+
+class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no type information
+    """scrapy-redis's priority queue on the job's key, with pops that lease (through :class:`Frontier`)."""
+
+    def __init__(self, frontier: Frontier, spider: Spider, codec: RequestCodec) -> None:
+        # scrapy-redis formats the key with %(spider)s: a '%' in the job id must survive that.
+        super().__init__(frontier.redis, spider, frontier.key("queue").replace("%", "%%"), serializer=codec)
+        self.frontier = frontier
+
+    def encode(self, request: Request, key: str | None = None) -> str:
+        """The request as JSON; ``key``: the URL it is leased under, when known (:func:`lease_key`)."""
+        try:
+            names = (_method_name(request.callback, self.spider), _method_name(request.errback, self.spider))
+        except ValueError:
+            return str(self._encode_request(request))  # scrapy-redis's way: to_dict(spider=...) finds the names
+        # Request.to_dict() with the callbacks' names found above, built from the request's public
+        # attributes as to_dict builds it (to_dict itself would need a copy of the request without
+        # callbacks: a third of the cost); without the URL when the member's lease key is the URL.
+        obj = {name: getattr(request, name) for name in request.attributes}
+        obj["headers"] = dict(request.headers)
+        obj["callback"], obj["errback"] = names
+        if (key if key is not None else lease_key(request)) == request.url:
+            del obj["url"]  # the queue member is "URL\nJSON": the URL is there once
+        if type(request) is not Request:
+            obj["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return str(self.serializer.dumps(obj))
+
+    def decode(self, url: str, encoded: str) -> Request:
+        """The request queued as ``URL\\nJSON`` (the JSON may carry the URL too: scrapy-redis's own encoding)."""
+        obj = self.serializer.loads(encoded)
+        obj.setdefault("url", url)
+        return request_from_dict(obj, spider=self.spider)
+
+    def push(
+        self, request: Request, fingerprint: str | None = None, *, is_input: bool = False
+    ) -> Pushed:  # scrapy-redis's push(request), plus the duplicate check, the leases it ends and its parent
+        return self.frontier.push_many([self.push_later(request, fingerprint, is_input=is_input)])[0]
+
+    def pop(self, timeout: int = 0, *, mark_busy: bool = False) -> tuple[str, str] | None:
+        return self.frontier.pop(mark_busy=mark_busy)
+
+    def push_later(self, request: Request, fingerprint: str | None = None, *, is_input: bool = False) -> Push:
+        """What :meth:`push` sends, for :meth:`Frontier.push_many`; ValueError (or TypeError) when the request
+        cannot go to Redis, now rather than when its batch goes. Queued, it ends the leases of the URLs it
+        stands for: its own (:func:`lease_key`) and those of the redirects that led to it."""
+        key = lease_key(request)
+        push = Push(
+            url=key,
+            encoded=self.encode(request, key),
+            priority=request.priority,
+            fingerprint=fingerprint,
+            release=(key, *(str(u) for u in request.meta.get("redirect_urls") or ())),
+            parent=_parent_of(request),
+            is_input=is_input,
+        )
+        for text in (push.url, push.parent or "", *push.release):
+            text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate, as redis-py would raise
+        return push
+
+
+def _parent_of(request: Request) -> str | None:
+    """The page whose response made ``request``: its context's ``source`` (that response's URL).
+
+    None for an input, and for a redirect target: the response that made it is the redirect's,
+    not the page named as its source, and the redirect's own URL goes through its lease.
+    """
+    ctx = context_from_meta(request.meta)
+    if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls"):
+        return None  # an input's source is the file or list that named it, never a page
+    return ctx.source
+
+
+def lease_key(request: Request) -> str:
+    """The URL ``request`` is leased under: its own, or for a web archive's record (``feedcensus
+    commoncrawl``, whose requests all have their WARC file's URL) the URL the record holds, which
+    the record's ``fetch_log`` row names, so that its commit ends this record's lease alone."""
+    archived = request.cb_kwargs.get("archived")
+    url = archived.get("url") if isinstance(archived, dict) else None
+    return url if isinstance(url, str) and url else request.url
+
+
+class FrontierDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis has no type information
+    """scrapy-redis's Redis duplicate filter on the job's key, with Scrapy's request fingerprints.
+
+    It is never cleared at close: the job's keys expire with the job instead.
+    """
+
+    def __init__(self, server: redis.Redis, key: str, fingerprinter: Any, *, debug: bool = False) -> None:
+        super().__init__(server, key, debug=debug)
+        self.fingerprinter = fingerprinter
+
+    def request_fingerprint(self, request: Request) -> str:
+        return str(self.fingerprinter.fingerprint(request).hex())
+
+    def close(self, reason: str = "") -> None:
+        pass
+
+
+# --- the Scrapy scheduler -----------------------------------------------------------------------
+
+
+class FrontierScheduler(BaseScheduler):
+    """Scrapy's scheduler interface on the job's frontier (``SCHEDULER = "crawler.frontier.FrontierScheduler"``).
+
+    Needs the :class:`FrontierWorker` extension (it holds the worker's one :class:`Frontier`).
+    A request that cannot go to Redis as JSON stays in this process (like Scrapy's
+    memory fallback for a disk queue). A Redis error stops the crawl with ``frontier_error``.
+    """
+
+    def __init__(self, crawler: Crawler, worker: FrontierWorker, frontier: Frontier) -> None:
+        self.crawler = crawler
+        self.worker = worker
+        self.frontier = frontier
+        self.stats = crawler.stats
+        self.spider: Spider | None = None
+        self.queue: FrontierQueue | None = None
+        self.df: FrontierDupeFilter | None = None
+        self.local: deque[Request] = deque()
+        #: Requests taken from the job's queue (leased to this worker) and not yet given to the engine:
+        #: (url, encoded). One round trip takes up to ``prefetch`` of them.
+        self.taken: deque[tuple[str, str]] = deque()
+        self.prefetch = max(1, crawler.settings.getint("FEEDCENSUS_FRONTIER_PREFETCH", DEFAULT_PREFETCH))
+        #: Requests the engine gave and not yet pushed (:meth:`push_pending`), and the call that pushes them
+        #: :data:`PUSH_DELAY` seconds after the first.
+        self.pending: list[tuple[Request, Push]] = []
+        self._push_call: DelayedCall | None = None
+        self._warned: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        worker = crawler.get_extension(FrontierWorker)
+        if worker is None or worker.frontier is None:
+            raise FrontierError(
+                "crawler.frontier.FrontierScheduler needs FEEDCENSUS_FRONTIER and the crawler.frontier.FrontierWorker extension"
+            )
+        return cls(crawler, worker, worker.frontier)
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.queue = FrontierQueue(self.frontier, spider, RequestCodec(self._meta_dropped))
+        self.df = FrontierDupeFilter(
+            self.frontier.redis,
+            self.frontier.key("dupefilter"),
+            self.crawler.request_fingerprinter,
+            debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
+        )
+        self.worker.scheduler = self
+        try:
+            queued = self.frontier.queued()
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return
+        logger.info("frontier %s: job %s, %d requests queued", self.frontier.display_url, self.frontier.job, queued)
+
+    def close(self, reason: str) -> None:
+        """The queue persists: other workers go on with it (and it expires with the job).
+
+        Requests not yet pushed go now (the engine took them as scheduled); requests taken and not
+        fetched stay leased to this worker: its leaving puts them back in the queue (after a
+        frontier error, their lease running out does)."""
+        self.push_pending()
+        if self.taken:
+            logger.info("frontier: %d requests taken from the queue were not fetched; they go back", len(self.taken))
+        if self.local:
+            logger.warning("frontier: %d requests that could not be queued in Redis were not fetched", len(self.local))
+
+    def taken_urls(self) -> set[str]:
+        """The URLs of the requests taken from the queue and not yet given to Scrapy."""
+        return {url for url, _ in self.taken}
+
+    def has_pending_requests(self) -> bool:
+        if self.worker.failed is not None:  # the crawl is stopping: only what stays in this process counts
+            return bool(self.local)
+        if self.local or self.taken or self.pending:
+            return True
+        try:
+            return self.frontier.queued() > 0
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return False
+
+    def enqueue_request(self, request: Request) -> bool:
+        """Take a request for the job's queue: always True (a duplicate is dropped later, see below).
+
+        The URLs it stands for (its own, and those of the redirects that led to it) are no
+        longer leased once it is queued: the queued request will give their row. A request that
+        an earlier, uncommitted reading of the same page queued is not queued again and is no
+        duplicate (no row: see crawler/frontier/store.py's docstring). After a frontier error the request is
+        let go (the crawl is stopping; it comes back through the lease of the page that made it).
+
+        A request is pushed later, with others, in one round trip (:meth:`push_pending`): with the
+        next take from the queue, :data:`PUSH_DELAY` seconds after the first of a batch was held
+        back, at :data:`PUSH_BATCH` requests, and before this worker releases a lease (so a page's
+        lease ends only once the requests its response made are queued) or says it is idle. A
+        duplicate is dropped when its batch goes: Scrapy's ``request_dropped`` signal, sent as the
+        engine sends it for a request the scheduler refuses (one ``duplicate`` row). While this
+        process seeds the job, its inputs are queued behind every request found in a response
+        (:meth:`Frontier.push`). A request that cannot go to Redis stays in this process.
+        """
+        assert self.queue is not None and self.df is not None, "the scheduler is not open"
+        if self.worker.failed is not None:
+            return True
+        fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
+        try:
+            push = self.queue.push_later(request, fingerprint, is_input=self.worker.seeding)
+        except (TypeError, ValueError) as exc:
+            self._warn_once("local", "frontier: a request cannot be queued in Redis (%s); this worker fetches it", exc)
+            self._inc("feedcensus/frontier/kept_local")
+            self.local.append(request)
+            return True
+        if not self.pending:
+            self._push_call = _reactor().callLater(PUSH_DELAY, self.push_pending)
+        self.pending.append((request, push))
+        if len(self.pending) >= PUSH_BATCH:
+            self.push_pending()
+        return True
+
+    def push_pending(self) -> bool:
+        """Push the requests waiting in :attr:`pending`, in one round trip, and drop the duplicates among
+        them; False when the frontier failed (the crawl stops: nothing this worker holds is released)."""
+        if self._push_call is not None and self._push_call.active():
+            self._push_call.cancel()
+        self._push_call = None
+        batch, self.pending = self.pending, []
+        if self.worker.failed is not None:
+            return False
+        if not batch:
+            return True
+        try:
+            answers = self.frontier.push_many([push for _, push in batch])
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return False
+        for (request, push), added in zip(batch, answers, strict=True):
+            if not self._pushed(request, list(push.release), added):
+                self.crawler.signals.send_catch_log(signals.request_dropped, request=request, spider=self.spider)
+        return True
+
+    def _pushed(self, request: Request, release: list[str], added: Pushed) -> bool:
+        """What :meth:`enqueue_request` answers for a request the frontier answered ``added``."""
+        assert self.df is not None, "the scheduler is not open"
+        if not added:
+            if len(release) > 2:
+                # Its row names the first URL of the chain (ParquetPipeline.request_dropped): the hop
+                # leased now is released with that row.
+                self.worker.alias(release[1], release[1:])
+            self.df.log(request, self.spider)
+            self._inc("dupefilter/filtered")
+            return False
+        if added == Pushed.ALREADY_QUEUED:
+            logger.debug("frontier: %s was queued by an earlier reading of %s", request.url, _parent_of(request))
+            self._inc(STAT_ALREADY_QUEUED)
+            return True
+        self._inc("scheduler/enqueued/frontier")
+        return True
+
+    def next_request(self) -> Request | None:
+        """The next request of the job, its URL now leased to this worker.
+
+        Requests are taken from the job's queue up to ``FEEDCENSUS_FRONTIER_PREFETCH`` at a time, one
+        round trip, and handed out one by one; each is leased from the moment it is taken.
+        """
+        if self.local:
+            return self.local.popleft()
+        if self.worker.failed is not None or self.queue is None or self.worker.seeding:
+            return None
+        if not self.taken:
+            if not self.push_pending():  # with the take: two round trips where one push each would cost many
+                return None
+            try:
+                self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY))
+                faults.reached("take")
+            except FrontierError as exc:
+                self.worker.fail(exc)
+                return None
+        while self.taken:
+            url, encoded = self.taken.popleft()
+            self.worker.took_request()
+            try:
+                request = self.queue.decode(url, encoded)
+            except (TypeError, ValueError, KeyError) as exc:
+                self._bad_request(url, exc)
+                continue
+            self._inc(STAT_LEASED)
+            self._inc("scheduler/dequeued/frontier")
+            return request
+        return None
+
+    def _bad_request(self, url: str, exc: Exception) -> None:
+        """A queued request that cannot be read: logged, counted and let go (it would never end otherwise)."""
+        self._warn_once("bad", "frontier: a queued request cannot be read (%s: %s); dropped", type(exc).__name__, exc)
+        self._inc("feedcensus/frontier/unreadable")
+        try:
+            self.frontier.release([url])
+        except FrontierError as error:
+            self.worker.fail(error)
+
+    def _meta_dropped(self, key: str, type_name: str) -> None:
+        self._inc(f"feedcensus/frontier/meta_dropped/{key}")
+        self._warn_once(f"meta:{key}", "frontier: meta[%r] (%s) cannot be queued as JSON; left out", key, type_name)
+
+    def _warn_once(self, what: str, message: str, *args: Any) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            logger.warning(message, *args)
+
+    def _inc(self, name: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(name, count)
