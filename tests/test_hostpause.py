@@ -70,6 +70,15 @@ def test_a_host_that_throttles_for_ever_stays_at_the_cap() -> None:
         assert pause is not None and pause.until == n * 100 + min(2.0 ** min(n, 10), 60.0)
 
 
+def test_a_pause_another_worker_started_is_adopted_unless_a_longer_one_stands() -> None:
+    pauses = HostPauses(base=1.0, cap=3600.0)
+    theirs = pauses.adopt("a.example", 30.0, "a.example asked to slow down: 429 with Retry-After 30")
+    assert pauses.paused("a.example", 10.0) is theirs
+    assert pauses.adopt("a.example", 20.0, "shorter") is theirs
+    longer = pauses.adopt("a.example", 40.0, "longer")
+    assert longer.until == 40.0 and pauses.paused("a.example", 35.0) is longer
+
+
 def test_a_shorter_pause_does_not_cut_a_longer_one() -> None:
     pauses = HostPauses(base=1.0, cap=3600.0)
     first = pauses.answered("a.example", 429, "30", now=0.0, wall=NOW)

@@ -93,6 +93,15 @@ class HostPauses:
         self._pauses[host] = pause
         return pause
 
+    def adopt(self, host: str, until: float, reason: str) -> Pause:
+        """A pause another process started (a distributed job's): kept unless a longer one stands here."""
+        current = self._pauses.get(host)
+        if current is not None and current.until >= until:
+            return current
+        pause = Pause(until, reason)
+        self._pauses[host] = pause
+        return pause
+
     def paused(self, host: str, now: float) -> Pause | None:
         """The pause ``host`` is in at ``now``, or None."""
         pause = self._pauses.get(host)

@@ -273,7 +273,34 @@ end
 local known = 0
 if decode(redis.call('HGET', p .. 'workers', ARGV[2])).host then known = 1 end
 redis.call('HSET', p .. 'workers', ARGV[2], cjson.encode(info))
-return known
+-- The hosts paused for the whole job (a 429 or 503 any worker got), with the seconds left and why; the
+-- pauses that are over go. The hash holds the hosts paused now only.
+local paused = {}
+local flat = redis.call('HGETALL', p .. 'paused')
+for i = 1, #flat, 2 do
+  local left = tonumber(flat[i + 1]) - t
+  if left > 0 then
+    table.insert(paused, flat[i])
+    table.insert(paused, tostring(left))
+    table.insert(paused, redis.call('HGET', p .. 'paused_why', flat[i]) or '')
+  else
+    redis.call('HDEL', p .. 'paused', flat[i])
+    redis.call('HDEL', p .. 'paused_why', flat[i])
+  end
+end
+return {known, paused}
+"""
+
+# ARGV: prefix, host, seconds, why. Pause the host for the whole job, unless a longer pause stands.
+# Returns the seconds the host's pause lasts from now (as a string: Lua numbers lose their fraction).
+_PAUSE_HOST = """
+local t = now()
+local ends = t + tonumber(ARGV[3])
+local current = tonumber(redis.call('HGET', p .. 'paused', ARGV[2]) or '0')
+if current >= ends then return tostring(current - t) end
+redis.call('HSET', p .. 'paused', ARGV[2], tostring(ends))
+redis.call('HSET', p .. 'paused_why', ARGV[2], ARGV[4])
+return tostring(ends - t)
 """
 
 # ARGV: prefix, lease seconds. Returns the URLs put back.
@@ -343,7 +370,7 @@ return answered(w, 'claim', token, answer)
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
-for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents', 'done', 'dead_writers'}) do
+for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents', 'done', 'dead_writers', 'paused', 'paused_why'}) do
   redis.call('EXPIRE', p .. name, ttl)
 end
 for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do redis.call('EXPIRE', p .. 'held:' .. w, ttl) end
@@ -356,5 +383,6 @@ return 1
 
 #: The job's keys besides the ``held:<worker>`` hashes.
 JOB_KEYS: Final = (
-    "queue", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents", "done", "dead_writers"
+    "queue", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents", "done", "dead_writers",
+    "paused", "paused_why",
 )  # fmt: skip

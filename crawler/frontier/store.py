@@ -11,7 +11,9 @@ and what the CLI asks of a frontier (:func:`frontier_jobs`, :func:`marker_is_sta
   running|done, seeded, input_hosts), ``children:<url>`` and ``children_before:<url>`` (sets of
   fingerprints and ``not_due <url>`` marks, see below) with ``parents`` (set: the URLs that have them), ``done``
   (hash: the key of a committed row -> ``<worker>\t<commit>``, ``+`` first once settled, see below) and
-  ``dead_writers`` (set: the writer tokens of dead workers whose leftovers are not removed yet). A scheduled re-crawl
+  ``dead_writers`` (set: the writer tokens of dead workers whose leftovers are not removed yet), ``paused`` and
+  ``paused_why`` (hashes: a host a 429/503 paused for the whole job -> when its pause ends, and why; only the
+  hosts paused now, read with every heartbeat: ``crawler/middlewares/hostpause.py``). A scheduled re-crawl
   is a new job, so it never inherits the previous one's duplicate filter; :meth:`Frontier.finish`
   makes every key of a job expire ``FEEDCENSUS_FRONTIER_KEY_TTL`` seconds after it ends.
 - **Leases.** Taking requests leases their URLs to the worker, in one Lua script (one
@@ -83,6 +85,7 @@ from crawler.frontier.scripts import (
     _FINISH,
     _HEARTBEAT,
     _LEASE,
+    _PAUSE_HOST,
     _POP,
     _PRELUDE,
     _PUSH,
@@ -156,6 +159,8 @@ class Frontier:
         self.writer_token: str | None = None
         #: Whether this worker registered (joined the job): then a job gone from Redis is an error.
         self.joined = False
+        #: The hosts paused for the whole job, as of the last heartbeat: host -> (time.monotonic() it ends, why).
+        self.paused: dict[str, tuple[float, str]] = {}
         self._scripts = {
             name: client.register_script(_PRELUDE + body)
             for name, body in (
@@ -164,6 +169,7 @@ class Frontier:
                 ("lease", _LEASE),
                 ("release", _RELEASE),
                 ("heartbeat", _HEARTBEAT),
+                ("pause_host", _PAUSE_HOST),
                 ("requeue_dead", _REQUEUE_DEAD),
                 ("unregister", _UNREGISTER),
                 ("snapshot", _SNAPSHOT),
@@ -241,10 +247,24 @@ class Frontier:
         info: dict[str, Any] = {"host": host, "pid": pid, "started": self.started, "state": state, "requests": requests}
         if self.writer_token is not None:
             info["writer"] = self.writer_token
-        known = int(self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0"))
-        if known < 0:
+        answer = self._run("heartbeat", self.worker, json.dumps(info), "1" if register else "0")
+        if not isinstance(answer, list):  # -1: the job is gone
             raise self.gone_error()
-        return bool(known)
+        known, flat = answer
+        self._note_paused(flat)
+        return bool(int(known))
+
+    def _note_paused(self, flat: Sequence[Any]) -> None:
+        """The job's paused hosts as the heartbeat read them: host -> (time.monotonic() it ends, why)."""
+        at = time.monotonic()
+        self.paused = {str(flat[i]): (at + float(flat[i + 1]), str(flat[i + 2])) for i in range(0, len(flat) - 2, 3)}
+
+    def pause_host(self, host: str, seconds: float, why: str) -> float:
+        """Pause ``host`` for every worker of the job for ``seconds`` (a longer pause already there stands);
+        the seconds its pause lasts from now. Workers learn of it at their next heartbeat."""
+        left = float(self._run("pause_host", host, repr(float(seconds)), why))
+        self.paused[host] = (time.monotonic() + left, why)
+        return left
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
         """Leave the job. What this worker still holds goes back to the queue, or with ``requeue=False``

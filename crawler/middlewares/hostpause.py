@@ -9,6 +9,11 @@ them and hands out other hosts' requests meanwhile.
 
 It sits just above the retry middleware (550), so it sees the 429 before the retry is made, and a
 retried request, a redirect and robots.txt come through it like any other request.
+
+In a distributed job (``FEEDCENSUS_FRONTIER``) a pause is the whole job's: the worker that got the answer
+puts it in the frontier (one Redis round trip per 429/503), and every worker reads the job's paused hosts
+with its heartbeat (no round trip more), so another worker stops asking the host within one heartbeat
+(``FEEDCENSUS_FRONTIER_HEARTBEAT``, 5 s) of the answer.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ class HostPauseMiddleware:
         )
         #: The pause each held slot is held for (by slot key); an entry goes when its host's pause is over.
         self._held: dict[str, Pause] = {}
+        #: A distributed job's frontier (its paused hosts are the job's), found when the first request comes.
+        self._distributed = bool(settings.get("FEEDCENSUS_FRONTIER"))
+        self._frontier: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -67,6 +75,11 @@ class HostPauseMiddleware:
             return
         key = downloader.get_slot_key(request)
         now = monotonic()
+        frontier = self._job_frontier()
+        if frontier is not None and key in frontier.paused:  # paused by another worker of the job
+            until, why = frontier.paused[key]
+            if until > now:
+                self.pauses.adopt(key, until, why)
         pause = self.pauses.paused(key, now)
         if self._held:
             self._count_paused(now)
@@ -100,6 +113,16 @@ class HostPauseMiddleware:
             wall=datetime.now(UTC),
         )
         if pause is not None:
+            frontier = self._job_frontier()
+            if frontier is not None:  # the whole job leaves the host alone, not only this worker
+                from crawler.frontier import FrontierError
+
+                try:
+                    left = frontier.pause_host(key, pause.remaining(now), pause.reason)
+                except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
+                    logger.warning("frontier: could not share the pause of %s: %s", key, exc)
+                else:
+                    pause = self.pauses.adopt(key, now + left, pause.reason)
             slot = downloader.slots.get(key)
             if slot is not None:
                 self._hold(downloader, key, slot, pause, now)
@@ -107,6 +130,17 @@ class HostPauseMiddleware:
             self._count_paused(now)
             logger.info("%s: no request for %.1f s", pause.reason, pause.remaining(now))
         return response
+
+    def _job_frontier(self) -> Any:
+        """The distributed job's frontier (None on a plain crawl, or before the worker has joined the job)."""
+        if not self._distributed:
+            return None
+        if self._frontier is None:
+            from crawler.frontier import FrontierWorker
+
+            worker = self.crawler.get_extension(FrontierWorker)
+            self._frontier = worker.frontier if worker is not None else None
+        return self._frontier
 
     def _count_paused(self, now: float) -> None:
         """The stat the progress line shows: hosts paused now (as of the last request or pause)."""
