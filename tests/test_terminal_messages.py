@@ -200,3 +200,18 @@ def test_gzip_opml_that_cannot_be_read_says_why_in_one_line(tmp_path: Path) -> N
     proc = run_cli("crawl", "--opml", str(cut), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [f"feedcensus crawl: {cut}: gzip-compressed, but cut short"]
+
+
+def test_the_survey_heading_counts_in_words_that_agree() -> None:
+    """'1 web pages', '1 feeds', '1 items' in the survey's heading (issue #37)."""
+    from crawler.report.model import Survey
+    from crawler.report.render import to_markdown
+
+    one = Survey("j", "rss", ("j",), {"feeds": 1, "format_feeds": 1, "format_items": 1, "pages": 1})
+    heading = to_markdown(one).splitlines()[2]
+    assert heading.startswith("1 feed in the job (all formats); 1 rss feed with 1 item; 1 web page fetched."), heading
+    two = Survey("j", "atom", ("j",), {"feeds": 2, "format_feeds": 0, "format_items": 0, "pages": 3})
+    heading = to_markdown(two).splitlines()[2]
+    assert heading.startswith("2 feeds in the job (all formats); 0 atom feeds with 0 items; 3 web pages fetched."), (
+        heading
+    )

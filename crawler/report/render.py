@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from crawler.fetch.words import counted
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.reference import BOARD_2007, SURVEY_2005
 
@@ -58,8 +59,9 @@ def _heading(survey: Survey) -> list[str]:
     lines = [
         f"# Feed survey: job {survey.job_id}, format {survey.fmt}",
         "",
-        f"{t.get('feeds', 0)} feeds in the job (all formats); {t.get('format_feeds', 0)} {survey.fmt} feeds with "
-        f"{t.get('format_items', 0)} items; {t.get('pages', 0)} web pages fetched. "
+        f"{counted(t.get('feeds', 0), 'feed')} in the job (all formats); "
+        f"{counted(t.get('format_feeds', 0), survey.fmt + ' feed')} with {counted(t.get('format_items', 0), 'item')}; "
+        f"{counted(t.get('pages', 0), 'web page')} fetched. "
         f"Jobs in the dataset: {', '.join(survey.jobs)}.",
     ]
     if survey.fmt == "rss":
