@@ -166,7 +166,7 @@ def test_discover_local_file_keeps_relative_hrefs_relative(docs: dict[str, Path]
     assert "file://" not in proc.stdout
     assert "href-unsupported-scheme" not in proc.stdout
     lines = proc.stdout.splitlines()
-    assert lines[0] == f"{docs['html']}: 3 feed link(s)"
+    assert lines[0] == f"{docs['html']}: 3 feed links"
     assert "/feed.xml" in lines[1] and "relative: give --base-url to resolve" in lines[1]
     assert "atom.xml" in lines[2] and "relative: give --base-url to resolve" in lines[2]
     assert "https://elsewhere.example/f.xml" in lines[3] and "relative" not in lines[3]
@@ -212,7 +212,7 @@ def test_discover_names_each_reasons_spec_and_the_links_it_leaves_out(tmp_path: 
     assert proc.returncode == 0, proc.stderr
     assert "atom-type-not-atom" not in proc.stdout
     lines = proc.stdout.splitlines()
-    assert lines[0] == f"{page}: 3 feed link(s)"
+    assert lines[0] == f"{page}: 3 feed links"
     assert lines[1] == "  0. http://a.example/feed.xml [application/rss+xml] rss=ok atom=n/a"
     assert lines[2] == (
         "  1. http://a.example/other.xml [application/rss+xml] rss=no atom=n/a RSS Autodiscovery: rss-rel-not-lowercase"
@@ -221,7 +221,7 @@ def test_discover_names_each_reasons_spec_and_the_links_it_leaves_out(tmp_path: 
         "  2. ftp://a.example/f.xml [application/rss+xml] rss=ok atom=n/a crawler policy: href-unsupported-scheme "
         "(not followed)"
     )
-    assert lines[4] == "  1 link(s) left out, not followed:"
+    assert lines[4] == "  1 link left out, not followed:"
     assert lines[5].startswith(
         "  - http://a.example/feed.rss [text/xml] rel='alternate': type-generic-xml (text/xml or"
     )

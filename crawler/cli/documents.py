@@ -328,11 +328,11 @@ def cmd_discover(args: argparse.Namespace) -> int:
             ]
             print(json.dumps({"page": source, "links": links, "left_out": left_out}, ensure_ascii=False))
         else:
-            print(f"{source}: {len(found.links)} feed link(s)")
+            print(f"{source}: {counted(len(found.links), 'feed link')}")
             for link in found.links:
                 print(f"  {link.position}. {describe_link(link)}")
             if found.left_out:
-                print(f"  {len(found.left_out)} link(s) left out, not followed:")
+                print(f"  {counted(len(found.left_out), 'link')} left out, not followed:")
             for other in found.left_out:
                 href = other.href or other.href_raw or "(no href)"
                 print(f"  - {href} [{other.type or 'no type'}] rel={other.rel!r}: {other.reason} ({other.why})")
