@@ -8,19 +8,16 @@ request reaches the host inside the window. Before, only the process that got th
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from crawler.demo.webserver import Route, Web, _Entry
-from tests.conftest import QUICK_CRAWL, REPO, TimedServer, read_table
-from tests.redisserver import RedisServer
+from tests.conftest import QUICK_CRAWL, TimedServer, read_table
+from tests.redisserver import RedisServer, redis_server
+from tests.test_distributed import start
+
+__all__ = ["redis_server"]  # the fixture, imported for the test below
 
 RETRY_AFTER = 6
 HEARTBEAT = 0.5
@@ -32,24 +29,6 @@ SETTINGS = [
     *QUICK_CRAWL, "-s", f"FEEDCENSUS_FRONTIER_HEARTBEAT={HEARTBEAT}", "-s", "ROBOTSTXT_OBEY=False",
     "-s", "RETRY_TIMES=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "--no-reflexive", "--log-level", "WARNING",
 ]  # fmt: skip
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis") as server:
-        yield server
-
-
-def start(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 class RefusesOnce(Web):
@@ -75,7 +54,7 @@ class RefusesOnce(Web):
         return _Entry(self._refusal, entry.modified)
 
 
-def test_a_429_pauses_its_host_for_every_worker_of_the_job(redis: RedisServer, tmp_path: Path) -> None:
+def test_a_429_pauses_its_host_for_every_worker_of_the_job(redis_server: RedisServer, tmp_path: Path) -> None:
     web = RefusesOnce(after=40)
     feeds = [f"/f{n}.xml" for n in range(200)]
     for path in feeds:
@@ -83,8 +62,10 @@ def test_a_429_pauses_its_host_for_every_worker_of_the_job(redis: RedisServer, t
     out = tmp_path / "out"
     with TimedServer(web) as server:
         urls = [a for p in feeds for a in ("--url", server.url_for(p))]
-        worker = start("worker", "--frontier", redis.url, "--job", "j", "--out", str(out), *SETTINGS)
-        coordinator = start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis.url, *SETTINGS)
+        worker = start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *SETTINGS)
+        coordinator = start(
+            "crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *SETTINGS
+        )
         _, err_c = coordinator.communicate(timeout=240)
         _, err_w = worker.communicate(timeout=240)
         log = list(server.log)
