@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -74,19 +74,8 @@ def archive_inputs(index: ArchiveIndex) -> ReplayInputs:
     urls: dict[str, None] = {}
     for request in index.requests:
         ctx = _context(request)
-        if ctx is None or request.redirected_from is not None:
-            continue
-        via, source, depth = ctx.get("via"), ctx.get("source"), ctx.get("depth")
-        if depth == 0 and via == Via.SEED:
-            listed = seeds.setdefault(str(source or ""), [])
-            if request.url not in listed:
-                listed.append(request.url)
-        elif depth == 0 and via == Via.OPML:
-            opml[request.url] = None
-        elif depth == 0 and via == Via.URL:
-            urls[request.url] = None
-        elif depth == 1 and via in _OUTLINE_VIA and _is_local(source) and os.path.isfile(str(source)):
-            opml[str(source)] = None
+        if ctx is not None and request.redirected_from is None:
+            _note_input(request.url, ctx, seeds, opml, urls)
     inputs = ReplayInputs(opml=list(opml), urls=list(urls))
     for source, listed in seeds.items():
         if source and lists_all(source, listed):
@@ -94,6 +83,23 @@ def archive_inputs(index: ArchiveIndex) -> ReplayInputs:
         else:
             inputs.seed_lists.append((source, listed))
     return inputs
+
+
+def _note_input(
+    url: str, ctx: Mapping[str, object], seeds: dict[str, list[str]], opml: dict[str, None], urls: dict[str, None]
+) -> None:
+    """Add the input an archived request stands for (a seed, an OPML list or outline, a URL), if it is one."""
+    via, source, depth = ctx.get("via"), ctx.get("source"), ctx.get("depth")
+    if depth == 0 and via == Via.SEED:
+        listed = seeds.setdefault(str(source or ""), [])
+        if url not in listed:
+            listed.append(url)
+    elif depth == 0 and via == Via.OPML:
+        opml[url] = None
+    elif depth == 0 and via == Via.URL:
+        urls[url] = None
+    elif depth == 1 and via in _OUTLINE_VIA and _is_local(source) and os.path.isfile(str(source)):
+        opml[str(source)] = None
 
 
 def lists_all(path: str, urls: Iterable[str]) -> bool:

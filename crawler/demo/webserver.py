@@ -425,20 +425,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
-        if head:
-            return
+        if not head:
+            self._send_body(route, body, stopping)
+
+    def _send_body(self, route: Route, body: bytes, stopping: threading.Event) -> None:
+        """The body as the route says: cut short (``close_after``), a byte at a time (``drip``), or whole."""
         if route.close_after is not None:
             body = body[: route.close_after]
-        if route.drip > 0:
-            self.wfile.flush()
-            for i in range(len(body)):
-                if stopping.wait(route.drip):
-                    self.close_connection = True
-                    return
-                self.wfile.write(body[i : i + 1])
-                self.wfile.flush()
+        if route.drip <= 0:
+            self.wfile.write(body)
             return
-        self.wfile.write(body)
+        self.wfile.flush()
+        for i in range(len(body)):
+            if stopping.wait(route.drip):
+                self.close_connection = True
+                return
+            self.wfile.write(body[i : i + 1])
+            self.wfile.flush()
 
     def _send_not_modified(self, rendered: _Rendered, last_modified: str) -> None:
         """304: the validators and the caching headers of the 200 it stands for; no body, no Content-Length."""

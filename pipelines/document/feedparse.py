@@ -1440,38 +1440,42 @@ def _identify(it: ParsedItem, r: _Reader) -> None:
     """The item's content hash and identity, from its values and the description noted while reading it;
     then the lengths and kind of its bodies, from the same string values."""
     notes, body, alt = r.notes, r.body, r.body_alt
-    body_raw = None if body is None else _string_value(body)
-    body_value = body_raw if notes is None or body_raw is None else notes.restore_bytes(body_raw)
+    body_raw, body_value = _body_value(body, notes)
     description = body_value if body_value and not body_value.isspace() else None
-    alt_raw = alt_value = None
+    alt_raw = None
     if description is None and alt is not None:
-        alt_raw = _string_value(alt)
-        alt_value = alt_raw if notes is None or alt_raw is None else notes.restore_bytes(alt_raw)
+        alt_raw, alt_value = _body_value(alt, notes)
         description = alt_value if alt_value and not alt_value.isspace() else None
     it.content_hash, it.identity, it.identity_source = item_hashes(
         it.guid, it.link, it.title, description, it.enclosure_url
     )
     if body is None and alt is None:
         return
-    # description_length, content_length, content_kind (see "Breadth" above): inline, as this runs for
-    # every item; an ASCII value read already for the hash is its own length
+    # description_length, content_length, content_kind (see "Breadth" above): an ASCII value read already
+    # for the hash is its own length (_chars)
     if r.rules.body_is_content:  # Atom: the body is the content, the fallback the summary
         if body is not None:
-            ascii_body = body_raw is not None and body_raw.isascii()
-            it.content_length = len(body_raw) if body_raw is not None and ascii_body else _chars(body, body_raw, notes)
+            it.content_length = _chars(body, body_raw, notes)
         if alt is not None:
             it.description_length = _chars(alt, alt_raw, notes)
         it.content_kind = _atom_kind((body if body is not None else alt).get("type"))
         return
     if body is not None:  # RSS: the body is the description, the fallback content:encoded
-        ascii_body = body_raw is not None and body_raw.isascii()
-        it.description_length = len(body_raw) if body_raw is not None and ascii_body else _chars(body, body_raw, notes)
+        it.description_length = _chars(body, body_raw, notes)
     if alt is not None:
         it.content_length = _chars(alt, alt_raw, notes)
         it.content_kind = ContentKind.HTML  # content:encoded holds HTML by definition
     else:
         has_tag = body_value is not None and b"<" in body_value and _TAG_BYTES.search(body_value) is not None
         it.content_kind = ContentKind.HTML if has_tag else ContentKind.PLAIN
+
+
+def _body_value(el: Any, notes: TreeNotes | None) -> tuple[bytes | None, bytes | None]:
+    """(the string value of a body element as read from the tree, the same with lifted sections restored)."""
+    if el is None:
+        return None, None
+    raw = _string_value(el)
+    return raw, raw if notes is None or raw is None else notes.restore_bytes(raw)
 
 
 def _chars(el: Any, raw: bytes | None, notes: TreeNotes | None) -> int | None:

@@ -199,48 +199,59 @@ def _link(acc: Acc, link: Element, scope: str, alternates: set[tuple[str | None,
 
 
 def _scope(acc: Acc, el: Element, scope: str, feed_has_author: bool) -> None:
-    defined, single = _SECTIONS[scope]
+    """The rules of one feed, entry or source: each child's, then what the scope as a whole must hold."""
     seen: dict[str, int] = {}
-    alternates: set[tuple[str | None, str | None]] = set()
     entries: list[Element] = []
+    alternates: set[tuple[str | None, str | None]] = set()
     for child, name in children(el, acc):
         seen[name] = seen.get(name, 0) + 1
-        if not name.startswith("atom:"):
-            if is_core(name):  # in no namespace: not Atom's, and no other vocabulary's either
-                acc.add("atom-undefined-element", scope, name)
-            continue
-        if name not in defined:
-            acc.add("atom-undefined-element", scope, name)
-        elif name == "atom:entry":
+        if name == "atom:entry" and name in _SECTIONS[scope][0]:
             entries.append(child)
-        elif name in _PERSONS:
-            _person(acc, child, name[5:])
-        elif name in _TEXTS or name == "atom:content" or name == "atom:generator":
-            _text_children(acc, child, scope, name)
-        elif name == "atom:source":
-            _scope(acc, child, SOURCE, True)
-        elif name == "atom:link":
-            _link(acc, child, scope, alternates)
-        elif name == "atom:category":
-            if child.get("term") is None:
-                acc.add("atom-missing-attribute", scope, "atom:category term")
         else:
-            _value_rules(acc, child, scope, name)
-    # every element missing, in one example ("atom:id, atom:author"), counted each
-    missing = [name for name in _REQUIRED if name not in seen] if scope != SOURCE else []
-    if scope == ENTRY and "atom:author" not in seen and not feed_has_author and not _source_has_author(el, acc):
-        missing.append("atom:author")
-    if missing:
-        acc.add("atom-missing-required", scope, ", ".join(missing), len(missing))
-    for name, n in seen.items():
-        if n > 1 and name in single:
-            acc.add("atom-duplicate-element", scope, name, n - 1)
+            _child(acc, child, name, scope, alternates)
+    _whole_scope(acc, el, scope, seen, feed_has_author)
     has_author = "atom:author" in seen
     for entry in entries:
         try:
             _scope(acc, entry, ENTRY, has_author)
         except Exception as exc:  # the boundary, as in Acc.run: recorded, the other entries go on
             acc.fail("walk:entry", exc)
+
+
+def _child(acc: Acc, child: Element, name: str, scope: str, alternates: set[tuple[str | None, str | None]]) -> None:
+    """The rules of one child of a feed, entry or source (an entry's own are :func:`_scope`'s)."""
+    if not name.startswith("atom:"):
+        if is_core(name):  # in no namespace: not Atom's, and no other vocabulary's either
+            acc.add("atom-undefined-element", scope, name)
+        return
+    if name not in _SECTIONS[scope][0]:
+        acc.add("atom-undefined-element", scope, name)
+    elif name in _PERSONS:
+        _person(acc, child, name[5:])
+    elif name in _TEXTS or name in ("atom:content", "atom:generator"):
+        _text_children(acc, child, scope, name)
+    elif name == "atom:source":
+        _scope(acc, child, SOURCE, True)
+    elif name == "atom:link":
+        _link(acc, child, scope, alternates)
+    elif name == "atom:category":
+        if child.get("term") is None:
+            acc.add("atom-missing-attribute", scope, "atom:category term")
+    else:
+        _value_rules(acc, child, scope, name)
+
+
+def _whole_scope(acc: Acc, el: Element, scope: str, seen: dict[str, int], feed_has_author: bool) -> None:
+    """Required elements missing (in one example, "atom:id, atom:author", counted each) and single ones repeated."""
+    missing = [name for name in _REQUIRED if name not in seen] if scope != SOURCE else []
+    if scope == ENTRY and "atom:author" not in seen and not feed_has_author and not _source_has_author(el, acc):
+        missing.append("atom:author")
+    if missing:
+        acc.add("atom-missing-required", scope, ", ".join(missing), len(missing))
+    single = _SECTIONS[scope][1]
+    for name, n in seen.items():
+        if n > 1 and name in single:
+            acc.add("atom-duplicate-element", scope, name, n - 1)
 
 
 def _source_has_author(entry: Element, acc: Acc) -> bool:

@@ -178,6 +178,14 @@ class Section:
 _MAX_RULE_LISTS = 256
 
 
+def _unread_text(acc: Acc, scope: str, child: Element, name: str, mark: str) -> str:
+    """The text of a text element the parser did not read: one with children, or one it skipped."""
+    if len(child):
+        return _compound_text(acc, scope, child, name)
+    text = child.text or ""
+    return acc.restore(text) if mark in text else text
+
+
 def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = None, later: Later | None = None) -> Walk:
     """Run ``section``'s rules on ``el`` and its children; return what was seen.
 
@@ -195,12 +203,7 @@ def walk_scope(acc: Acc, section: Section, el: Element, parent: Walk | None = No
         if (text_element := texts.get(name)) is not None:
             text = read.get(child)  # as the parser read it (an element without children), if it did
             if text is None:
-                if len(child):
-                    text = _compound_text(acc, scope, child, name)
-                else:
-                    text = child.text or ""
-                    if mark in text:
-                        text = acc.restore(text)
+                text = _unread_text(acc, scope, child, name, mark)
             first_text.setdefault(name, text)
             text_rules, plain, run_later = text_element
             if plain and "<" in text:  # what markup left in the text begins with (3.1, see checks.chardata)
