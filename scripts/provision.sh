@@ -11,6 +11,14 @@ set -euo pipefail
 
 CHROMIUM_NAMES=(chromium chromium-browser google-chrome google-chrome-stable) # as tests/test_report_html.py
 
+# Where Debian's packages are unpacked when installing them is not possible or not enough (see unpack_local):
+# the tools, and an env file scripts/test.sh reads (REDIS_SERVER, FEEDCENSUS_CHROMIUM).
+here=${BASH_SOURCE[0]%/*}
+TOOLS_DIR=${FEEDCENSUS_TOOLS_DIR:-"$(cd "$here/.." && pwd)/.venv/tools"}
+TOOLS_ENV="$TOOLS_DIR/env"
+LOCAL_REDIS="$TOOLS_DIR/root/usr/bin/redis-server"
+LOCAL_CHROMIUM="$TOOLS_DIR/root/usr/lib/chromium/chromium"
+
 have_redis() {
   if [ -n "${REDIS_SERVER:-}" ] && [ -x "$REDIS_SERVER" ]; then
     return 0
@@ -20,6 +28,9 @@ have_redis() {
 
 have_chromium() {
   local name
+  if [ -n "${FEEDCENSUS_CHROMIUM:-}" ] && [ -x "$FEEDCENSUS_CHROMIUM" ]; then
+    return 0
+  fi
   for name in "${CHROMIUM_NAMES[@]}"; do
     if command -v "$name" >/dev/null 2>&1; then
       return 0
@@ -71,8 +82,46 @@ report_missing() {
     "install with: sudo apt-get install $*" >&2
 }
 
+# The Debian packages whose files a tool needs when unpacked on its own (no maintainer scripts run).
+debs_of() {
+  case "$1" in
+  redis-server) echo "redis-server redis-tools" ;;
+  chromium) echo "chromium chromium-common" ;;
+  esac
+}
+
+# Unpack the missing tools from Debian's packages into $TOOLS_DIR, without installing them: for a machine where
+# apt-get cannot install them (not root) or believes they are installed while their programs are not there (hidden,
+# removed by hand). Needs apt-get (to download) and dpkg-deb; a tool is kept only if it runs. Says so in one line.
+unpack_local() {
+  command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 || return 0
+  local pkg deb
+  echo "make test: unpacking $(join " and " "$@") from Debian's packages into $TOOLS_DIR"
+  mkdir -p "$TOOLS_DIR/debs" "$TOOLS_DIR/root"
+  for pkg in "$@"; do
+    # shellcheck disable=SC2046  # one word a package name
+    (cd "$TOOLS_DIR/debs" && apt-get download -qq $(debs_of "$pkg")) >>"$log" 2>&1 || continue
+  done
+  for deb in "$TOOLS_DIR"/debs/*.deb; do
+    [ -e "$deb" ] && dpkg-deb -x "$deb" "$TOOLS_DIR/root" >>"$log" 2>&1
+  done
+  : >"$TOOLS_ENV"
+  if "$LOCAL_REDIS" --version >>"$log" 2>&1; then
+    echo "export REDIS_SERVER='$LOCAL_REDIS'" >>"$TOOLS_ENV"
+    export REDIS_SERVER="$LOCAL_REDIS"
+  fi
+  if "$LOCAL_CHROMIUM" --headless --no-sandbox --version >>"$log" 2>&1; then
+    echo "export FEEDCENSUS_CHROMIUM='$LOCAL_CHROMIUM'" >>"$TOOLS_ENV"
+    export FEEDCENSUS_CHROMIUM="$LOCAL_CHROMIUM"
+  fi
+}
+
 main() {
-  local missing
+  local missing log
+  if [ -f "$TOOLS_ENV" ]; then  # unpacked by an earlier run
+    # shellcheck source=/dev/null
+    . "$TOOLS_ENV"
+  fi
   mapfile -t missing < <(missing_packages)
   if [ "${#missing[@]}" -eq 0 ]; then
     return 0
@@ -86,8 +135,13 @@ main() {
   elif ! command -v apt-get >/dev/null 2>&1; then
     reason="no apt-get"
   fi
+  log=$(mktemp "${TMPDIR:-/tmp}/feedcensus-apt.XXXXXX")
   if [ -n "$reason" ]; then
-    report_missing "$reason" "${missing[@]}"
+    [ "$reason" = "not root" ] && unpack_local "${missing[@]}"
+    mapfile -t missing < <(missing_packages)
+    if [ "${#missing[@]}" -gt 0 ]; then
+      report_missing "$reason" "${missing[@]}"
+    fi
     return 0
   fi
 
@@ -96,8 +150,6 @@ main() {
     reasons+=("$(why "$pkg")")
   done
   echo "make test: installing $(join " and " "${missing[@]}") with apt-get ($(join "; " "${reasons[@]}"))"
-  local log
-  log=$(mktemp "${TMPDIR:-/tmp}/feedcensus-apt.XXXXXX")
   export DEBIAN_FRONTEND=noninteractive
   # A failed update is not the end: the package lists already there may do.
   apt-get -o DPkg::Lock::Timeout=120 update -qq >>"$log" 2>&1 || true
@@ -107,6 +159,10 @@ main() {
   done
 
   mapfile -t missing < <(missing_packages)
+  if [ "${#missing[@]}" -gt 0 ]; then  # apt-get could not, or found them installed with their programs gone
+    unpack_local "${missing[@]}"
+    mapfile -t missing < <(missing_packages)
+  fi
   if [ "${#missing[@]}" -eq 0 ]; then
     rm -f "$log"
     return 0

@@ -9,6 +9,11 @@ BIN=.venv/bin
 "$BIN/ruff" format --check .
 "$BIN/mypy"
 bash scripts/provision.sh
+# Tools provision.sh unpacked into .venv/tools (where apt-get could not install them): where they are.
+if [ -f .venv/tools/env ]; then
+  # shellcheck source=/dev/null
+  . .venv/tools/env
+fi
 set +e
 # In parallel, one test process per logical core (pytest-xdist).
 # --dist loadfile keeps a file's tests in one process, so its module fixtures (crawls of the demo web) run once.

@@ -68,7 +68,13 @@ def provision(tmp_path: Path, bin_dir: Path, **env: str) -> Run:
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": str(bin_dir), "TMPDIR": str(tmp_path), "HOME": str(tmp_path), **env},
+        env={
+            "PATH": str(bin_dir),
+            "TMPDIR": str(tmp_path),
+            "HOME": str(tmp_path),
+            "FEEDCENSUS_TOOLS_DIR": str(tmp_path / "tools"),  # never the repository's .venv/tools
+            **env,
+        },
         check=False,
     )
     calls = tmp_path / "apt-calls"
