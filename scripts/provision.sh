@@ -19,11 +19,17 @@ TOOLS_ENV="$TOOLS_DIR/env"
 LOCAL_REDIS="$TOOLS_DIR/root/usr/bin/redis-server"
 LOCAL_CHROMIUM="$TOOLS_DIR/root/usr/lib/chromium/chromium"
 
+# Whether a program is on PATH as a file that can be run (bash's own `command -v` also names one that cannot).
+runnable() {
+  local path
+  path=$(command -v "$1" 2>/dev/null) && [ -f "$path" ] && [ -x "$path" ]
+}
+
 have_redis() {
   if [ -n "${REDIS_SERVER:-}" ] && [ -x "$REDIS_SERVER" ]; then
     return 0
   fi
-  command -v redis-server >/dev/null 2>&1
+  runnable redis-server
 }
 
 have_chromium() {
@@ -32,7 +38,7 @@ have_chromium() {
     return 0
   fi
   for name in "${CHROMIUM_NAMES[@]}"; do
-    if command -v "$name" >/dev/null 2>&1; then
+    if runnable "$name"; then
       return 0
     fi
   done

@@ -156,3 +156,14 @@ def test_the_test_command_provisions_and_ci_only_calls_it() -> None:
         "make test",
     ]
     assert os.access(REPO / ".ci" / "run", os.X_OK)
+
+
+def test_a_program_that_cannot_be_run_counts_as_missing(tmp_path: Path) -> None:
+    """A redis-server on PATH that is not executable (hidden, a broken install) is missing: bash's `command -v`
+    names it anyway, so the script checks that it is a file it can run."""
+    bin_dir = make_bin(tmp_path, uid=0, apt=True, present=("chromium",))
+    (bin_dir / "redis-server").write_text("", encoding="utf-8")  # mode 644: there, but not runnable
+    run = provision(tmp_path, bin_dir)
+    assert run.code == 0
+    assert [call.split()[-1] for call in run.apt_calls] == ["-qq", "redis-server"]
+    assert os.access(bin_dir / "redis-server", os.X_OK)  # the stand-in apt-get "installed" it
