@@ -44,6 +44,7 @@ import csv
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,6 +192,16 @@ def verdicts() -> list[Verdict]:
         for message in messages:
             by_message.setdefault(message, set()).add(rule)
     cases = counted_cases(set(by_message))
+    return judged(cases, by_message, lambda rule, example, element: (
+        rule not in ELEMENT_EXAMPLES or same_element(example, element)
+    ))  # fmt: skip
+
+
+def judged(
+    cases: list[Case], by_message: dict[str, set[str]], names_element: Callable[[str, str, str], bool]
+) -> list[Verdict]:
+    """Each case's verdict: whether lint reported one of the rules its message maps to, in the scope and (where
+    ``names_element`` says the rule's example names one) on the element the case is about."""
     found = lint_examples([c.path for c in cases])
     out = []
     for case in cases:
@@ -201,7 +212,7 @@ def verdicts() -> list[Verdict]:
             for rule, where, example in found.get(case.path, [])
             if rule in by_message[case.expected]
             and (scope is None or where == scope)
-            and (element is None or rule not in ELEMENT_EXAMPLES or same_element(example, element))
+            and (element is None or names_element(rule, example, element))
         )
         out.append(Verdict(case, bool(reported) != case.negated, reported))
     return out
@@ -326,25 +337,11 @@ def atom_verdicts() -> list[Verdict]:
         for row in rows
         if row["role"] == "testcase" and row["suite"] == "atom" and row["expected"] in by_message
     ]  # fmt: skip
-    found = lint_examples([c.path for c in cases])
-    verdicts = []
-    for case in cases:
-        scope = parent_scope(case.params)
-        element = case_element(case.params)
-        reported = tuple(
-            rule
-            for rule, where, example in found.get(case.path, [])
-            if rule in by_message[case.expected]
-            and (scope is None or where == scope)
-            and (
-                element is None
-                or rule not in ATOM_ELEMENT_EXAMPLES
-                or same_element(example, element)
-                or same_element(example, f"atom:{element}")
-            )
-        )
-        verdicts.append(Verdict(case, bool(reported) != case.negated, reported))
-    return verdicts
+    return judged(cases, by_message, lambda rule, example, element: (
+        rule not in ATOM_ELEMENT_EXAMPLES
+        or same_element(example, element)
+        or same_element(example, f"atom:{element}")
+    ))  # fmt: skip
 
 
 def test_atom_cases_agree() -> None:
