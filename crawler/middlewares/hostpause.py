@@ -143,7 +143,9 @@ class HostPauseMiddleware:
         return self._frontier
 
     def _count_paused(self, now: float) -> None:
-        """The stat the progress line shows: hosts paused now (as of the last request or pause)."""
+        """The stat the progress line shows: hosts paused now (as of the last request or pause). The slots whose
+        pause is over are forgotten, so once every pause has ended a request costs no more than before any."""
+        self._held = {key: pause for key, pause in self._held.items() if pause.until > now}
         self.crawler.stats.set_value("politeness/hosts_paused", self.pauses.count(now))
 
     def _hold(self, downloader: Downloader, key: str, slot: Any, pause: Pause, now: float) -> None:
