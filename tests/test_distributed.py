@@ -129,8 +129,16 @@ def test_a_killed_worker_leaves_its_requests_to_the_other(redis: RedisServer, tm
     n = 40
     with WebServer(slow_web(n, delay=1.0)) as server:
         out = tmp_path / "out"
-        # Each process takes at most 4 requests at a time (Scrapy fills its downloader up to CONCURRENT_REQUESTS).
-        lease = ["-s", "FEEDCENSUS_FRONTIER_LEASE=3", "-s", "CONCURRENT_REQUESTS=4"]
+        # Each process takes at most 4 requests at a time (Scrapy fills its downloader up to CONCURRENT_REQUESTS),
+        # and the job's one host allows 8 at once: both processes hold some.
+        lease = [
+            "-s",
+            "FEEDCENSUS_FRONTIER_LEASE=3",
+            "-s",
+            "CONCURRENT_REQUESTS=4",
+            "-s",
+            "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+        ]
         coordinator = start(
             "crawl", *url_list(server, n), "--out", str(out), "--job-id", "k", "--frontier", redis.url,
             *QUICK, *lease, "-s", "FEEDCENSUS_FLUSH_SECONDS=60",

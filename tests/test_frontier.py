@@ -60,6 +60,15 @@ def raw(server: RedisServer) -> redis.Redis:
     return redis.Redis.from_url(server.url, decode_responses=True)
 
 
+def queue_of(server: RedisServer, job: str = "j1", *, withscores: bool = False) -> Any:
+    """Every request queued in the job, over its hosts' queues (``q:<host>``): members, or member -> score."""
+    r = raw(server)
+    keys = sorted(r.scan_iter(f"feedcensus:{job}:q:*"))
+    if withscores:
+        return {m: s for k in keys for m, s in r.zrange(k, 0, -1, withscores=True)}
+    return [m for k in keys for m in r.zrange(k, 0, -1)]
+
+
 def server_time(r: redis.Redis) -> float:
     seconds, micros = r.time()
     return float(seconds) + micros / 1e6
@@ -224,7 +233,18 @@ def test_finish_marks_the_job_done_and_makes_every_key_expire(redis_server: Redi
     f.mark_seeded()
     f.finish()
     keys = set(r.scan_iter("feedcensus:j1:*"))
-    names = ("queue", "dupefilter", "leases", "workers", "meta", "last", "held:w1")
+    names = (
+        "q:a.example",
+        "ready",
+        "slots",
+        "inflight:w1",
+        "dupefilter",
+        "leases",
+        "workers",
+        "meta",
+        "last",
+        "held:w1",
+    )
     assert keys == {f"feedcensus:j1:{k}" for k in names}
     assert all(0 < r.ttl(k) <= 3600 for k in keys)
     assert f.status().state == "done"
@@ -239,7 +259,7 @@ def test_jobs_have_their_own_keys(redis_server: RedisServer) -> None:
     assert (one.queued(), two.queued()) == (0, 1)
     assert two.leases() == {}
     one.finish()
-    assert r.ttl("feedcensus:tuesday:queue") == -1  # the other job's keys do not expire
+    assert r.ttl("feedcensus:tuesday:q:a.example") == -1  # the other job's keys do not expire
     assert two.status().state == "absent" and one.status().state == "done"
 
 
@@ -294,13 +314,20 @@ def test_a_push_pop_or_claim_sent_twice_runs_once(redis_server: RedisServer) -> 
     """redis-py sends a call again after a reset connection: the reply may be all that was lost."""
     f = connect(redis_server)
     member, score = "http://a.example/\nr", "0.5"
-    one = ("fp", score, member, "", "0")  # a batch of one request: fingerprint, score, member, no parent, no releases
+    one = (
+        "fp",
+        score,
+        "a.example",
+        member,
+        "",
+        "0",
+    )  # one request: fingerprint, score, host, member, no parent, no releases
     assert f._run("push", "w1", "t1", *one) == "1"
     assert f._run("push", "w1", "t1", *one) == "1"  # the same call: not a duplicate
     assert f._run("push", "w1", "t2", *one) == "0"  # a new call: a duplicate
     f.push("http://a.example/other", "o", fingerprint="fp-other", priority=-5)
     first = f._run("pop", "w1", "t3", "0", "1")
-    assert f._run("pop", "w1", "t3", "0", "1") == first == [member, score]
+    assert f._run("pop", "w1", "t3", "0", "1") == first == [[member, score], "-1"]
     assert f.queued() == 1 and f.leases() == {"http://a.example/": "w1"}
     assert f.pop() == ("http://a.example/other", "o")
     feed = "http://a.example/feed"
@@ -350,7 +377,7 @@ def test_a_page_read_again_is_not_the_duplicate_of_what_its_first_reading_queued
     assert helper.push(FEED, "feed", priority=-1, fingerprint="fp-feed", parent=PAGE) == Pushed.DUPLICATE  # named twice
     assert helper.push(FEED, "feed", fingerprint="fp-feed", parent=OTHER_PAGE) == Pushed.DUPLICATE  # another page
     assert helper.push(FEED, "feed", fingerprint="fp-feed") == Pushed.DUPLICATE  # no page
-    assert r.zrange("feedcensus:j1:queue", 0, -1) == [f"{FEED}\nfeed"]  # queued once
+    assert queue_of(redis_server) == [f"{FEED}\nfeed"]  # queued once
     assert helper.pop() == (FEED, "feed") and helper.pop() is None  # fetched once
 
     assert helper.release([PAGE, FEED]) == 2  # the rows are committed: the page is not read again
@@ -408,8 +435,10 @@ def test_notes_are_kept_only_while_the_worker_leases_the_page(redis_server: Redi
     f.push(PAGE, "page", priority=-1, fingerprint="fp-page")
     assert f.pop() == (FEED, "feed") and f.pop() == (PAGE, "page")
     member, score = f"{OTHER_PAGE}\nother", "0.5"
-    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE, "0") == str(int(Pushed.QUEUED))
-    assert f._run("push", "w1", "t1", "fp-other", score, member, PAGE, "0") == str(int(Pushed.QUEUED))  # sent again
+    assert f._run("push", "w1", "t1", "fp-other", score, "other.example", member, PAGE, "0") == str(int(Pushed.QUEUED))
+    assert f._run("push", "w1", "t1", "fp-other", score, "other.example", member, PAGE, "0") == str(
+        int(Pushed.QUEUED)
+    )  # sent again
     assert children_keys(r) == {"feedcensus:j1:children:" + PAGE, "feedcensus:j1:parents"}
     f.finish()
     assert all(r.ttl(k) > 0 for k in children_keys(r))  # the job's every key expires
@@ -598,7 +627,7 @@ def test_a_queued_request_carries_only_what_differs_from_a_plain_get(tmp_path: P
     sent = make_request(url, CTX, callback=spider.parse, errback=spider.on_error)
     assert scheduler.enqueue_request(sent)
     scheduler.push_pending()
-    [member] = raw(redis_server).zrange("feedcensus:j1:queue", 0, -1)
+    [member] = queue_of(redis_server)
     queued_url, _, encoded = str(member).partition("\n")
     fields = json.loads(encoded)
     assert queued_url == url and url not in encoded  # the URL is in the member once
@@ -648,7 +677,7 @@ def test_a_coordinator_pushes_its_inputs_a_batch_at_a_time_and_drops_their_dupli
     worker.seeded()
     assert frontier.queued() == 1 + 3 and not scheduler.pending
     assert stat(crawler, "scheduler/enqueued/frontier") == 3
-    scores = dict(raw(redis_server).zrange("feedcensus:j1:queue", 0, -1, withscores=True))
+    scores = dict(queue_of(redis_server, withscores=True))
     inputs = [score for member, score in scores.items() if member.startswith("http://a.example/")]
     assert len(inputs) == 3 and min(inputs) >= frontier_module.INPUT_WAIT > scores["http://warm.example/\nw"]
 

@@ -14,11 +14,19 @@ scrapy-redis (its queue and duplicate filter classes; none of its spiders).
   :data:`PUSH_DELAY` seconds, and before any lease is released, so a page's lease still ends
   only once the requests it made are queued. A duplicate among them is dropped when its batch
   goes (Scrapy's ``request_dropped`` signal, sent as the engine sends it).
+- **One budget per host for the job.** Every request taken holds a slot of its host (its download
+  slot's key) in Redis until its response is in: the job's ``CONCURRENT_REQUESTS_PER_DOMAIN`` and
+  ``DOWNLOAD_DELAY`` (or the host's own delay: its robots.txt ``Crawl-delay``, the adaptive delay) hold
+  across every worker, as Scrapy's downloader holds them in one process. The slots of the requests whose
+  responses came in are given back with the next take, or alone :data:`GIVE_BACK_DELAY` seconds later
+  when no take comes. When no host may be asked yet, the worker waits until one may (at most
+  :data:`IDLE_POLL` seconds) instead of asking Redis again at every turn of the engine.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +50,7 @@ from crawler.frontier.state import (
     Push,
     Pushed,
 )
-from crawler.frontier.store import Frontier
+from crawler.frontier.store import Frontier, host_of
 from crawler.frontier.worker import FrontierWorker, _reactor
 from pipelines.dataset import faults
 from schemas.items import context_from_meta
@@ -55,6 +63,17 @@ if TYPE_CHECKING:
 
 #: The package's one logger (``crawler.frontier``), as before the module became a package.
 logger = logging.getLogger("crawler.frontier")
+
+#: Seconds a given-back slot waits for a take to carry it before it goes alone (one round trip).
+GIVE_BACK_DELAY = 0.02
+#: The longest a worker waits before asking the frontier again when no host could be asked.
+IDLE_POLL = 1.0
+
+
+def slot_of(request: Request) -> str:
+    """The host ``request`` counts against: its download slot, as Scrapy's downloader names it."""
+    slot = request.meta.get("download_slot")
+    return "".join(str(slot).split()) if slot else host_of(request.url)
 
 
 def _method_name(func: Any, spider: Spider) -> str | None:
@@ -120,6 +139,7 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
             release=(key, *(str(u) for u in request.meta.get("redirect_urls") or ())),
             parent=_parent_of(request),
             is_input=is_input,
+            host=slot_of(request),
         )
         for text in (push.url, push.parent or "", *push.release):
             text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate, as redis-py would raise
@@ -193,6 +213,14 @@ class FrontierScheduler(BaseScheduler):
         self.pending: list[tuple[Request, Push]] = []
         self._push_call: DelayedCall | None = None
         self._warned: set[str] = set()
+        #: Requests handed to the engine whose responses are not in yet -> the host whose slot each holds.
+        self.out: dict[Request, str] = {}
+        #: Slots to give back (host, its delay here), with the next take or :meth:`give_back`.
+        self.done: list[tuple[str, float | None]] = []
+        self._give_back_call: DelayedCall | None = None
+        #: No take before this (``time.monotonic()``): no host could be asked at the last one.
+        self._idle_until = 0.0
+        self._wake_call: DelayedCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -213,7 +241,11 @@ class FrontierScheduler(BaseScheduler):
             debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
         self.worker.scheduler = self
+        settings = self.crawler.settings
         try:
+            self.budget = self.frontier.set_budget(
+                settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"), settings.getfloat("DOWNLOAD_DELAY")
+            )
             queued = self.frontier.queued()
         except FrontierError as exc:
             self.worker.fail(exc)
@@ -227,6 +259,11 @@ class FrontierScheduler(BaseScheduler):
         fetched stay leased to this worker: its leaving puts them back in the queue (after a
         frontier error, their lease running out does)."""
         self.push_pending()
+        self.note_done()
+        self.give_back()
+        for call in (self._wake_call, self._give_back_call):
+            if call is not None and call.active():
+                call.cancel()
         if self.taken:
             logger.info("frontier: %d requests taken from the queue were not fetched; they go back", len(self.taken))
         if self.local:
@@ -239,7 +276,7 @@ class FrontierScheduler(BaseScheduler):
     def has_pending_requests(self) -> bool:
         if self.worker.failed is not None:  # the crawl is stopping: only what stays in this process counts
             return bool(self.local)
-        if self.local or self.taken or self.pending:
+        if self.local or self.taken or self.pending or self.out:
             return True
         try:
             return self.frontier.queued() > 0
@@ -332,15 +369,21 @@ class FrontierScheduler(BaseScheduler):
             return self.local.popleft()
         if self.worker.failed is not None or self.queue is None or self.worker.seeding:
             return None
+        self.note_done()
         if not self.taken:
+            if time.monotonic() < self._idle_until and not self.done:
+                return None  # no host could be asked at the last take: :meth:`_wake` comes when one may
             if not self.push_pending():  # with the take: two round trips where one push each would cost many
                 return None
+            done, self.done = self.done, []
             try:
-                self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY))
+                self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY, done=done))
                 faults.reached("take")
             except FrontierError as exc:
                 self.worker.fail(exc)
                 return None
+            if not self.taken:
+                self._sleep(self.frontier.wait)
         while self.taken:
             url, encoded = self.taken.popleft()
             self.worker.took_request()
@@ -348,11 +391,72 @@ class FrontierScheduler(BaseScheduler):
                 request = self.queue.decode(url, encoded)
             except (TypeError, ValueError, KeyError) as exc:
                 self._bad_request(url, exc)
+                self.done.append((host_of(url), None))
                 continue
             self._inc(STAT_LEASED)
             self._inc("scheduler/dequeued/frontier")
+            self.out[request] = slot_of(request)
             return request
         return None
+
+    def room(self) -> int:
+        """How many requests to take: what the downloader can start now, at most ``prefetch``. A request
+        taken holds a slot of its host until its response is in, so a worker takes no more than it can start."""
+        free = self.crawler.settings.getint("CONCURRENT_REQUESTS") - len(self.out)
+        return max(1, min(self.prefetch, free))
+
+    def note_done(self) -> None:
+        """The requests handed to the engine that it no longer holds (their responses are in, or they were
+        dropped before the download): their hosts' slots are given back with the next take, or alone soon."""
+        if not self.out:
+            return
+        slot = getattr(self.crawler.engine, "_slot", None)
+        holding = getattr(slot, "inprogress", None)
+        if holding is None:
+            return
+        downloader = getattr(self.crawler.engine, "downloader", None)
+        slots = getattr(downloader, "slots", {})
+        for request in [r for r in self.out if r not in holding]:
+            host = self.out.pop(request)
+            local = slots.get(host)
+            self.done.append((host, getattr(local, "delay", None)))
+        if self.done and (self._give_back_call is None or not self._give_back_call.active()):
+            self._give_back_call = _reactor().callLater(GIVE_BACK_DELAY, self.give_back)
+
+    def give_back(self) -> None:
+        """Give back the slots in :attr:`done` now (no take carried them)."""
+        if self._give_back_call is not None and self._give_back_call.active():
+            self._give_back_call.cancel()
+        self._give_back_call = None
+        done, self.done = self.done, []
+        if not done or self.worker.failed is not None:
+            return
+        try:
+            self.frontier.give_back(done)
+        except FrontierError as exc:
+            self.worker.fail(exc)
+            return
+        self._idle_until = 0.0  # a slot given back may let this worker take again
+        self._kick()
+
+    def _sleep(self, wait: float | None) -> None:
+        """No host could be asked: take again when the first may (at most :data:`IDLE_POLL` seconds)."""
+        seconds = IDLE_POLL if wait is None else min(max(wait, 0.005), IDLE_POLL)
+        self._idle_until = time.monotonic() + seconds
+        if self._wake_call is not None and self._wake_call.active():
+            self._wake_call.cancel()
+        self._wake_call = _reactor().callLater(seconds, self._wake)
+
+    def _wake(self) -> None:
+        self._idle_until = 0.0
+        self._kick()
+
+    def _kick(self) -> None:
+        """Let the engine ask this scheduler for a request now rather than at its next heartbeat."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
 
     def _bad_request(self, url: str, exc: Exception) -> None:
         """A queued request that cannot be read: logged, counted and let go (it would never end otherwise)."""

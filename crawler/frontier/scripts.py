@@ -68,16 +68,78 @@ end
 local function forget_calls(w)
   redis.call('HDEL', p .. 'last', w .. ':push', w .. ':pop', w .. ':claim')
 end
--- A held entry is 'score member', or several joined by NUL when the worker took more than one request
--- for the URL (an archive's records of one WARC file share its URL): every one goes back.
+-- The job's budget per host (set by the job's first worker from its settings, :meth:`Frontier.set_budget`):
+-- requests in flight at once, and seconds between two requests' starts. Without one, no limit.
+local function budget()
+  local v = redis.call('HMGET', p .. 'meta', 'host_concurrency', 'host_delay')
+  return tonumber(v[1]) or 1000000, tonumber(v[2]) or 0
+end
+-- A host's slot, ``slots`` host -> 'in_flight last_start [delay]': the requests taken and not yet
+-- released (their responses not in), when the last was taken, and the host's own delay as the
+-- workers last reported it (robots.txt Crawl-delay, the adaptive delay; none: the job's).
+local function slot_get(host)
+  local raw = redis.call('HGET', p .. 'slots', host)
+  if not raw then return 0, 0, nil end
+  local n, last, delay = string.match(raw, '^(%S+) (%S+) ?(%S*)$')
+  return tonumber(n) or 0, tonumber(last) or 0, tonumber(delay)
+end
+local function slot_set(host, n, last, delay)
+  local text = string.format('%d %.6f', n, last)
+  if delay then text = text .. string.format(' %.6f', delay) end
+  redis.call('HSET', p .. 'slots', host, text)
+end
+-- ``ready`` (zset: host -> the time it may be asked next) holds the hosts with queued requests and a
+-- free slot; a host leaves it when its queue runs empty or its slots are all taken, and comes back
+-- when a push or a release changes that. A paused host (``paused``) is ready when its pause ends.
+local function schedule(host, t)
+  if redis.call('EXISTS', p .. 'q:' .. host) == 0 then
+    redis.call('ZREM', p .. 'ready', host)
+    return
+  end
+  local conc, default_delay = budget()
+  local n, last, delay = slot_get(host)
+  if n >= conc then
+    redis.call('ZREM', p .. 'ready', host)
+    return
+  end
+  local pause = tonumber(redis.call('HGET', p .. 'paused', host) or '0')
+  redis.call('ZADD', p .. 'ready', math.max(t, last + (delay or default_delay), pause), host)
+end
+-- Queue a member (score, host) for its host; 1 if it was not queued yet.
+local function enqueue(score, host, member)
+  local added = redis.call('ZADD', p .. 'q:' .. host, score, member)
+  if added == 1 then redis.call('HINCRBY', p .. 'meta', 'queued', 1) end
+  return added
+end
+-- Worker w's slots of host (``inflight:<w>``: host -> how many) are given back: n of them, or all.
+local function give_back(w, host, n, delay, t)
+  local key = p .. 'inflight:' .. w
+  local held = tonumber(redis.call('HGET', key, host) or '0')
+  if held <= 0 then return 0 end
+  if not n or n > held then n = held end
+  if held - n <= 0 then redis.call('HDEL', key, host) else redis.call('HSET', key, host, held - n) end
+  local in_flight, last, own = slot_get(host)
+  slot_set(host, math.max(in_flight - n, 0), last, delay or own)
+  schedule(host, t)
+  return n
+end
+local function give_back_all(w, t)
+  local flat = redis.call('HGETALL', p .. 'inflight:' .. w)
+  for i = 1, #flat, 2 do give_back(w, flat[i], nil, nil, t) end
+  redis.call('DEL', p .. 'inflight:' .. w)
+end
+-- A held entry is 'score host member', or several joined by NUL when the worker took more than one request
+-- for the URL (an archive's records of one WARC file share its URL): every one goes back to its host's
+-- queue, and the worker's slots are given back.
 local function requeue(worker, urls)
-  local key = p .. 'held:' .. worker
+  local key, t, hosts = p .. 'held:' .. worker, now(), {}
   local held = redis.call('HGETALL', key)
   for i = 1, #held, 2 do
     local url, payload = held[i], held[i + 1]
     for entry in string.gmatch(payload, '[^%z]+') do
-      local cut = string.find(entry, ' ', 1, true)
-      redis.call('ZADD', p .. 'queue', string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1))
+      local score, host, member = string.match(entry, '^(%S+) (%S*) (.*)$')
+      enqueue(score, host, member)
+      hosts[host] = true
     end
     if redis.call('HGET', p .. 'leases', url) == worker then
       redis.call('HDEL', p .. 'leases', url)
@@ -86,6 +148,8 @@ local function requeue(worker, urls)
     urls[#urls + 1] = url
   end
   redis.call('DEL', key)
+  give_back_all(worker, t)
+  for host in pairs(hosts) do schedule(host, t) end
 end
 local function decode(raw)
   if not raw then return {} end
@@ -106,7 +170,7 @@ end
 # all that was lost) returns what the first one did instead of running twice.
 
 # ARGV: prefix, worker, token, then for each request pushed: fingerprint ('' for dont_filter), score,
-# member, parent ('' for none), how many URLs it stands for, those URLs. Returns a string of one digit
+# host, member, parent ('' for none), how many URLs it stands for, those URLs. Returns a string of one digit
 # per request, a Pushed: 0 duplicate, 1 queued, 2 already queued by an earlier reading of the parent
 # (see crawler/frontier/store.py's docstring). The whole batch is one call, with one token and one kept answer.
 _PUSH = """
@@ -116,22 +180,23 @@ if last then
   local was, kept = string.match(last, '^(%S+) ?(%d*)$')
   if was == token then return kept end
 end
-local answers = {}
+local answers, t = {}, now()
 local i = 4
 while i <= #ARGV do
-  local fp, score, member, parent, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4])
+  local fp, score, host, member, parent = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local n = tonumber(ARGV[i + 5])
   -- Noted only while this worker leases the parent: then the parent's commit ends the notes.
   local noted = fp ~= '' and reading(w, parent)
   local answer = 1
   if fp ~= '' and redis.call('SADD', p .. 'dupefilter', fp) == 0 then
     if noted and done_before(parent, fp) then answer = 2 else answer = 0 end
   else
-    redis.call('ZADD', p .. 'queue', score, member)
-    for j = i + 5, i + 4 + n do release(ARGV[j]) end
+    if enqueue(score, host, member) == 1 and not redis.call('ZSCORE', p .. 'ready', host) then schedule(host, t) end
+    for j = i + 6, i + 5 + n do release(ARGV[j]) end
   end
   if answer ~= 0 and noted then note_child(parent, fp) end
   answers[#answers + 1] = answer
-  i = i + 5 + n
+  i = i + 6 + n
 end
 local out = table.concat(answers)
 redis.call('HSET', p .. 'last', w .. ':push', token .. ' ' .. out)
@@ -139,9 +204,16 @@ return out
 """
 
 # ARGV: prefix, worker, token, '1' to mark the worker busy, how many to take, '1' if the worker joined the
-# job (then a job gone from Redis answers 'gone'). Returns the requests
-# taken, highest priority first, as a flat list {member, score, member, score, ...} (empty: none queued).
-# Each one's URL is leased to the worker (``held:<worker>`` keeps what goes back if it dies).
+# job (then a job gone from Redis answers 'gone'), then pairs of a host whose slot this worker gives back
+# (a response came in) and the host's delay as this worker knows it ('' for the job's). Returns
+# {requests, wait}: the requests taken as a flat list {member, score, member, score, ...} (empty: none
+# may be taken now), and when fewer than asked were, the seconds until the next host may be asked ('-1':
+# no host is waiting for its delay). Each request's URL is leased to the worker (``held:<worker>`` keeps
+# what goes back if it dies), and takes a slot of its host.
+#
+# Only hosts whose delay has passed and that have a free slot are in ``ready``; of those that are, up to
+# 4 times as many as asked are looked at, and their best requests taken highest priority first. A host
+# with a delay gives one request per take; one without gives as many as its free slots.
 _POP = """
 local w, mark = ARGV[2], ARGV[2] .. ':pop'
 local last = redis.call('HGET', p .. 'last', mark)
@@ -150,44 +222,71 @@ if last then
   if token == ARGV[3] then return cjson.decode(taken) end
 end
 if ARGV[6] == '1' and redis.call('HEXISTS', p .. 'meta', 'created') == 0 then return 'gone' end
-local popped = redis.call('ZPOPMIN', p .. 'queue', tonumber(ARGV[5]))
-if #popped == 0 then return {} end
+local t, want = now(), tonumber(ARGV[5])
+for i = 7, #ARGV, 2 do give_back(w, ARGV[i], 1, tonumber(ARGV[i + 1]), t) end
+local conc, default_delay = budget()
+local hosts = redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', t, 'LIMIT', 0, math.min(want * 4, 1024))
+local heads = {}
+for _, host in ipairs(hosts) do
+  local head = redis.call('ZRANGE', p .. 'q:' .. host, 0, 0, 'WITHSCORES')
+  if #head == 0 then redis.call('ZREM', p .. 'ready', host) else heads[#heads + 1] = {host, tonumber(head[2])} end
+end
+table.sort(heads, function(x, y) return x[2] < y[2] end)
 local got = {}
-for i = 1, #popped, 2 do
-  local member, score = popped[i], popped[i + 1]
-  local url = string.match(member, '^(.*)\\n')
-  -- A URL whose rows are committed and whose lease was released after its commit (so the requests its
-  -- response made are queued) is never fetched again in the job: dropped here.
-  local done = url and redis.call('HGET', p .. 'done', url)
-  if done and string.sub(done, 1, 1) == '+' then
-    redis.call('HINCRBY', p .. 'meta', 'skipped_done', 1)
-  else
-    got[#got + 1] = member
-    got[#got + 1] = score
-  end
-  if url and not (done and string.sub(done, 1, 1) == '+') then
-    local held, entry = p .. 'held:' .. w, score .. ' ' .. member
-    if redis.call('HGET', p .. 'leases', url) == w then
-      -- another request for a URL this worker holds (taken in this batch or before): both go back if it dies
-      local before = redis.call('HGET', held, url)
-      if before then entry = before .. '\\0' .. entry end
+for _, head in ipairs(heads) do
+  if #got >= want * 2 then break end
+  local host = head[1]
+  local n, latest, delay = slot_get(host)
+  local took = false
+  while #got < want * 2 and n < conc and not (took and (delay or default_delay) > 0) do
+    local popped = redis.call('ZPOPMIN', p .. 'q:' .. host, 1)
+    if #popped == 0 then break end
+    redis.call('HINCRBY', p .. 'meta', 'queued', -1)
+    local member, score = popped[1], popped[2]
+    local url = string.match(member, '^(.*)\\n')
+    -- A URL whose rows are committed and whose lease was released after its commit (so the requests its
+    -- response made are queued) is never fetched again in the job: dropped here.
+    local done = url and redis.call('HGET', p .. 'done', url)
+    if done and string.sub(done, 1, 1) == '+' then
+      redis.call('HINCRBY', p .. 'meta', 'skipped_done', 1)
     else
-      release(url)
-      redis.call('HSET', p .. 'leases', url, w)
+      got[#got + 1] = member
+      got[#got + 1] = score
+      took, n, latest = true, n + 1, t
+      redis.call('HINCRBY', p .. 'inflight:' .. w, host, 1)
+      if url then
+        local held, entry = p .. 'held:' .. w, score .. ' ' .. host .. ' ' .. member
+        if redis.call('HGET', p .. 'leases', url) == w then
+          -- another request for a URL this worker holds (taken in this batch or before): both go back if it dies
+          local before = redis.call('HGET', held, url)
+          if before then entry = before .. '\\0' .. entry end
+        else
+          release(url)
+          redis.call('HSET', p .. 'leases', url, w)
+        end
+        redis.call('HSET', held, url, entry)
+      end
     end
-    redis.call('HSET', held, url, entry)
   end
+  if took then slot_set(host, n, latest, delay) end
+  schedule(host, t)
+end
+local wait = '-1'
+if #got < want * 2 then
+  local first = redis.call('ZRANGE', p .. 'ready', 0, 0, 'WITHSCORES')
+  if #first > 0 then wait = tostring(math.max(tonumber(first[2]) - t, 0)) end
 end
 if ARGV[4] == '1' or redis.call('HEXISTS', p .. 'workers', w) == 0 then set_state(w, 'busy') end
-redis.call('HSET', p .. 'last', mark, ARGV[3] .. ' ' .. cjson.encode(got))
-return got
+local answer = {got, wait}
+redis.call('HSET', p .. 'last', mark, ARGV[3] .. ' ' .. cjson.encode(answer))
+return answer
 """
 
-# ARGV: prefix, worker, url, score, member.
+# ARGV: prefix, worker, url, score, host, member.
 _LEASE = """
 release(ARGV[3])
 redis.call('HSET', p .. 'leases', ARGV[3], ARGV[2])
-redis.call('HSET', p .. 'held:' .. ARGV[2], ARGV[3], ARGV[4] .. ' ' .. ARGV[5])
+redis.call('HSET', p .. 'held:' .. ARGV[2], ARGV[3], ARGV[4] .. ' ' .. ARGV[5] .. ' ' .. ARGV[6])
 return 1
 """
 
@@ -298,8 +397,9 @@ local t = now()
 local ends = t + tonumber(ARGV[3])
 local current = tonumber(redis.call('HGET', p .. 'paused', ARGV[2]) or '0')
 if current >= ends then return tostring(current - t) end
-redis.call('HSET', p .. 'paused', ARGV[2], tostring(ends))
+redis.call('HSET', p .. 'paused', ARGV[2], string.format('%.6f', ends))
 redis.call('HSET', p .. 'paused_why', ARGV[2], ARGV[4])
+redis.call('ZADD', p .. 'ready', 'XX', 'GT', ends, ARGV[2])
 return tostring(ends - t)
 """
 
@@ -333,6 +433,7 @@ else
     forget_children(url)
   end
   redis.call('DEL', p .. 'held:' .. ARGV[2])
+  give_back_all(ARGV[2], now())
 end
 redis.call('HDEL', p .. 'workers', ARGV[2])
 forget_calls(ARGV[2])
@@ -346,7 +447,7 @@ local held = {}
 for i = 1, #workers, 2 do held[#held + 1] = redis.call('HLEN', p .. 'held:' .. workers[i]) end
 return cjson.encode({
   now = now(), meta = redis.call('HGETALL', p .. 'meta'), workers = workers, held = held,
-  queued = redis.call('ZCARD', p .. 'queue'), leased = redis.call('HLEN', p .. 'leases'),
+  queued = tonumber(redis.call('HGET', p .. 'meta', 'queued') or '0'), leased = redis.call('HLEN', p .. 'leases'),
   seen = redis.call('SCARD', p .. 'dupefilter')})
 """
 
@@ -370,10 +471,16 @@ return answered(w, 'claim', token, answer)
 _FINISH = """
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', p .. 'meta', 'state', 'done', 'finished', tostring(now()))
-for _, name in ipairs({'queue', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents', 'done', 'dead_writers', 'paused', 'paused_why'}) do
+for _, name in ipairs({'ready', 'slots', 'dupefilter', 'not_due', 'leases', 'workers', 'meta', 'last', 'parents', 'done', 'dead_writers', 'paused', 'paused_why', 'robots'}) do
   redis.call('EXPIRE', p .. name, ttl)
 end
-for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do redis.call('EXPIRE', p .. 'held:' .. w, ttl) end
+for _, w in ipairs(redis.call('HKEYS', p .. 'workers')) do
+  redis.call('EXPIRE', p .. 'held:' .. w, ttl)
+  redis.call('EXPIRE', p .. 'inflight:' .. w, ttl)
+end
+-- a host's queue exists while it holds requests; its slot is known for every host the job asked
+for _, host in ipairs(redis.call('HKEYS', p .. 'slots')) do redis.call('EXPIRE', p .. 'q:' .. host, ttl) end
+for _, host in ipairs(redis.call('ZRANGE', p .. 'ready', 0, -1)) do redis.call('EXPIRE', p .. 'q:' .. host, ttl) end
 for _, url in ipairs(redis.call('SMEMBERS', p .. 'parents')) do
   redis.call('EXPIRE', p .. 'children:' .. url, ttl)
   redis.call('EXPIRE', p .. 'children_before:' .. url, ttl)
@@ -383,6 +490,6 @@ return 1
 
 #: The job's keys besides the ``held:<worker>`` hashes.
 JOB_KEYS: Final = (
-    "queue", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents", "done", "dead_writers",
-    "paused", "paused_why",
+    "ready", "slots", "dupefilter", "not_due", "leases", "workers", "meta", "last", "parents", "done",
+    "dead_writers", "paused", "paused_why", "robots",
 )  # fmt: skip

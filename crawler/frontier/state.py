@@ -157,3 +157,5 @@ class Push:
     parent: str | None = None  # the page whose response made it
     #: One of the job's inputs: queued behind every request found in a response (see :meth:`Frontier.push`).
     is_input: bool = False
+    #: The host whose budget it counts against (its download slot); None: the URL's host name.
+    host: str | None = None

@@ -72,6 +72,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -159,6 +160,8 @@ class Frontier:
         self.writer_token: str | None = None
         #: Whether this worker registered (joined the job): then a job gone from Redis is an error.
         self.joined = False
+        #: Seconds until a host may next be asked, as the last take found (None: no host waits for its delay).
+        self.wait: float | None = None
         #: The hosts paused for the whole job, as of the last heartbeat: host -> (time.monotonic() it ends, why).
         self.paused: dict[str, tuple[float, str]] = {}
         self._scripts = {
@@ -285,6 +288,17 @@ class Frontier:
 
     # --- the job ----------------------------------------------------------------------------
 
+    def set_budget(self, concurrency: int, delay: float) -> tuple[int, float]:
+        """The job's budget per host, the same for every worker: at most ``concurrency`` requests to a host in
+        flight at once, ``delay`` seconds between the starts of two (a host's robots.txt Crawl-delay or its
+        adaptive delay, reported with its slots, replaces it for that host). The first worker's stands; the
+        job's budget is returned."""
+        key = self.key("meta")
+        self._call("set the budget", self.redis.hsetnx, key, "host_concurrency", str(max(1, int(concurrency))))
+        self._call("set the budget", self.redis.hsetnx, key, "host_delay", repr(max(0.0, float(delay))))
+        conc, wait = self._call("read the budget", self.redis.hmget, key, "host_concurrency", "host_delay")
+        return int(conc), float(wait)
+
     def mark_seeded(self) -> None:
         """Every input of the job is queued: the job may end once the queue and the leases are empty."""
         self._call("mark seeded", self.redis.hset, self.key("meta"), "seeded", "1")
@@ -307,7 +321,7 @@ class Frontier:
         return [str(h) for h in json.loads(raw)] if raw else []
 
     def queued(self) -> int:
-        return int(self._call("count the queue", self.redis.zcard, self.key("queue")))
+        return int(self._call("count the queue", self.redis.hget, self.key("meta"), "queued") or 0)
 
     def claim_not_due(self, url: str, parent: str | None = None) -> bool:
         """True for the first worker of the job to record ``url`` as not due (the others record a duplicate).
@@ -332,7 +346,7 @@ class Frontier:
         return FrontierStatus(
             job=self.job,
             display_url=self.display_url,
-            state=meta.get("state") or ("running" if meta else "absent"),
+            state=meta.get("state") or ("running" if set(meta) - _COUNTERS else "absent"),
             seeded=meta.get("seeded") == "1",
             queued=int(raw["queued"]),
             leased=int(raw["leased"]),
@@ -447,7 +461,16 @@ class Frontier:
         for push in pushes:
             member = f"{push.url}\n{push.encoded}"
             score = repr(_score(push.url, push.priority, is_input=push.is_input))
-            args += [push.fingerprint or "", score, member, push.parent or "", str(len(push.release)), *push.release]
+            host = push.host if push.host is not None else host_of(push.url)
+            args += [
+                push.fingerprint or "",
+                score,
+                host,
+                member,
+                push.parent or "",
+                str(len(push.release)),
+                *push.release,
+            ]
         answers = str(self._run("push", self.worker, str(next(self._tokens)), *args))
         if len(answers) != len(pushes):
             raise FrontierError(f"frontier {self.display_url}: push answered {len(answers)} of {len(pushes)} requests")
@@ -458,22 +481,36 @@ class Frontier:
         taken = self.take(1, mark_busy=mark_busy)
         return taken[0] if taken else None
 
-    def take(self, count: int, *, mark_busy: bool = False) -> list[tuple[str, str]]:
-        """Take up to ``count`` requests, highest priority first, in one round trip, and lease their URLs to
-        this worker: [(url, encoded), ...], empty when the queue is."""
+    def take(
+        self, count: int, *, mark_busy: bool = False, done: Sequence[tuple[str, float | None]] = ()
+    ) -> list[tuple[str, str]]:
+        """Take up to ``count`` requests, highest priority first among the hosts that may be asked now, in one
+        round trip, and lease their URLs to this worker: [(url, encoded), ...], empty when none may be taken.
+
+        Each takes a slot of its host (the job's budget: :meth:`set_budget`). ``done`` gives slots back in
+        the same round trip: (host, the host's delay as this worker knows it, None for the job's), one per
+        request whose response came in. After the call, :attr:`wait` says when a host may next be asked."""
         token, busy = str(next(self._tokens)), "1" if mark_busy else "0"
-        got = self._run("pop", self.worker, token, busy, str(max(count, 1)), "1" if self.joined else "0")
+        flat_done = [text for host, delay in done for text in (host, "" if delay is None else repr(float(delay)))]
+        got = self._run("pop", self.worker, token, busy, str(max(count, 0)), "1" if self.joined else "0", *flat_done)
         if got == "gone":  # at the first take, not the next heartbeat
             raise self.gone_error()
+        members, wait = (got[0], got[1]) if isinstance(got, list) and len(got) == 2 else ((), "-1")
+        self.wait = None if float(wait) < 0 else float(wait)
         taken = []
-        for member in itertools.islice(got or (), 0, None, 2):  # member, score, member, score, ...
+        for member in itertools.islice(members or (), 0, None, 2):  # member, score, member, score, ...
             url, _, encoded = str(member).rpartition("\n")  # as the script splits it: at the last newline
             taken.append((url, encoded))
         return taken
 
+    def give_back(self, done: Sequence[tuple[str, float | None]]) -> None:
+        """Give back the slots of requests whose responses came in, when no take carries them (:meth:`take`)."""
+        if done:
+            self.take(0, done=done)
+
     def lease(self, url: str, encoded: str, *, priority: int = 0) -> None:
         """Lease ``url`` to this worker, with the request that goes back to the queue if the worker dies."""
-        self._run("lease", self.worker, url, repr(_score(url, priority)), f"{url}\n{encoded}")
+        self._run("lease", self.worker, url, repr(_score(url, priority)), host_of(url), f"{url}\n{encoded}")
 
     def release(self, urls: Iterable[str]) -> int:
         """End this worker's leases of ``urls`` (their rows are committed); how many there were.
@@ -510,6 +547,19 @@ def _score(url: str, priority: int, *, is_input: bool = False) -> float:
     """Lower is sooner: higher priority first, then a hash of the URL in [0, 1); the job's inputs after
     every other request (``is_input``)."""
     return -priority + zlib.crc32(url.encode("utf-8", "surrogatepass")) / 2**32 + (INPUT_WAIT if is_input else 0)
+
+
+#: Fields of ``meta`` that a push or a take writes: a job with nothing else there was never started.
+_COUNTERS: Final = frozenset({"queued", "skipped_done", "host_concurrency", "host_delay"})
+
+
+def host_of(url: str) -> str:
+    """The host a request for ``url`` counts against: its download slot in Scrapy's downloader (the host name,
+    lower case, without port)."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _pairs(value: Any) -> dict[str, str]:
