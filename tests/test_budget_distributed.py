@@ -60,8 +60,9 @@ def crawl_three(redis: RedisServer, out: Path, server: TimedServer, paths: list[
 
 def test_three_processes_keep_the_delay_between_requests_to_a_host(redis_server: RedisServer, tmp_path: Path) -> None:
     """DOWNLOAD_DELAY=0.25 with one request at a time: no two requests to the host start closer than half the
-    delay (Scrapy's own randomised delay may go that low), whichever process sends them. Before: gaps of a
-    few milliseconds once the three processes all had requests."""
+    delay (Scrapy's own randomised delay may go that low), whichever process sends them, and robots.txt is
+    read once. Before: gaps of a few milliseconds once the three processes all had requests, and one
+    robots.txt per process."""
     web, paths = feeds_web(48, delay=0.05)
     settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.25"]
     with TimedServer(web) as server:
@@ -73,6 +74,10 @@ def test_three_processes_keep_the_delay_between_requests_to_a_host(redis_server:
     assert min(gaps) >= 0.125, gaps
     workers = read_table(tmp_path / "out", "workers").to_pylist()
     assert len(workers) == 3 and sum(w["requests"] for w in workers) >= len(paths), workers
+    # robots.txt read once for the job, with one row, however many processes asked the host
+    assert [target for _, target in log].count("/robots.txt") == 1
+    fetch_log = read_table(tmp_path / "out", "fetch_log").to_pylist()
+    assert sum(1 for r in fetch_log if r["url"].endswith("/robots.txt")) == 1
     assert sum(1 for w in workers if w["requests"]) >= 2, workers  # the host's budget was shared, not held by one
 
 

@@ -62,6 +62,7 @@ it alone, lost if it then dies.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
@@ -298,6 +299,28 @@ class Frontier:
         self._call("set the budget", self.redis.hsetnx, key, "host_delay", repr(max(0.0, float(delay))))
         conc, wait = self._call("read the budget", self.redis.hmget, key, "host_concurrency", "host_delay")
         return int(conc), float(wait)
+
+    def robots(self, netloc: str) -> tuple[str, bytes | None]:
+        """The job's robots.txt of ``netloc``, read once for every worker: ('mine', None) when this worker
+        is now the one to fetch it, ('body', bytes) when a worker read it, ('error', None) when its fetch
+        failed (the site is crawled as if it allowed everything), ('pending', None) while another fetches it."""
+        key = self.key("robots")
+        if self._call("claim robots.txt", self.redis.hsetnx, key, netloc, f"pending {self.worker}"):
+            return "mine", None
+        value = str(self._call("read robots.txt", self.redis.hget, key, netloc) or "")
+        kind, _, rest = value.partition(" ")
+        if kind == "body":
+            return "body", base64.b64decode(rest)
+        if kind == "error":
+            return "error", None
+        if kind == "pending" and rest == self.worker:
+            return "mine", None
+        return "pending", None
+
+    def share_robots(self, netloc: str, body: bytes | None) -> None:
+        """What this worker's fetch of ``netloc``'s robots.txt gave (None: it failed), for every worker."""
+        value = "error" if body is None else "body " + base64.b64encode(body[:ROBOTS_MAX]).decode("ascii")
+        self._call("share robots.txt", self.redis.hset, self.key("robots"), netloc, value)
 
     def mark_seeded(self) -> None:
         """Every input of the job is queued: the job may end once the queue and the leases are empty."""
@@ -548,6 +571,9 @@ def _score(url: str, priority: int, *, is_input: bool = False) -> float:
     every other request (``is_input``)."""
     return -priority + zlib.crc32(url.encode("utf-8", "surrogatepass")) / 2**32 + (INPUT_WAIT if is_input else 0)
 
+
+#: The most of a robots.txt the job keeps (Google reads the first 500 KiB).
+ROBOTS_MAX: Final = 512 * 1024
 
 #: Fields of ``meta`` that a push or a take writes: a job with nothing else there was never started.
 _COUNTERS: Final = frozenset({"queued", "skipped_done", "host_concurrency", "host_delay"})

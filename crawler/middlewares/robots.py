@@ -10,6 +10,12 @@ requests to a site in flight at the start, all but one ignored robots.txt
 subclass gives each waiter its own Deferred, fed from the shared one without
 consuming it.
 
+In a distributed job robots.txt is read once per host for the whole job: the first
+worker to need it claims it in the frontier, fetches it (its ``fetch_log`` row is the
+job's one) and shares the body; the others parse the shared body (and so apply its
+Crawl-delay too) without asking the host. A worker that waits longer than
+:data:`ROBOTS_WAIT` seconds for another's fetch fetches it itself.
+
 When robots.txt cannot be fetched (a refused connection, a timeout), Scrapy
 logs the error with its whole traceback at ERROR level and crawls the site as
 if robots.txt allowed everything. The failure is data, not a crash: the
@@ -20,18 +26,25 @@ logger makes that record one INFO line naming the site and the exception.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.downloadermiddlewares import robotstxt
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.http import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
+
+
+logger = logging.getLogger(__name__)
 
 
 class RobotsErrorOnOneLine(logging.Filter):
@@ -53,15 +66,24 @@ class RobotsErrorOnOneLine(logging.Filter):
 ROBOTS_ERROR_ON_ONE_LINE = RobotsErrorOnOneLine()
 
 
+#: The longest a worker waits for another worker's fetch of a robots.txt before it fetches it itself (seconds).
+ROBOTS_WAIT = 30.0
+
+
 class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         scrapy_logger = logging.getLogger(robotstxt.__name__)
         if ROBOTS_ERROR_ON_ONE_LINE not in scrapy_logger.filters:
             scrapy_logger.addFilter(ROBOTS_ERROR_ON_ONE_LINE)
+        self._frontier: Any = None
+        self._fetching: set[str] = set()  # hosts whose robots.txt this worker claimed for the job
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
-        shared = self._parsers.get(urlparse_cached(request).netloc)
+        netloc = urlparse_cached(request).netloc
+        if netloc not in self._parsers and self._job_frontier() is not None:
+            await self._from_job(netloc, request)
+        shared = self._parsers.get(netloc)
         if not isinstance(shared, Deferred):
             return await super().robot_parser(request)
         own: Deferred[Any] = Deferred()
@@ -72,3 +94,69 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
 
         shared.addBoth(relay)
         return await maybe_deferred_to_future(own)
+
+    async def _from_job(self, netloc: str, request: Request) -> None:
+        """The job's robots.txt of ``netloc``: parsed from what another worker read, or fetched by this
+        worker (then shared). This worker's other requests to the host wait for it meanwhile."""
+        from crawler.frontier import FrontierError
+
+        frontier = self._job_frontier()
+        waiting: Deferred[Any] = Deferred()
+        self._parsers[netloc] = waiting
+        deadline = time.monotonic() + ROBOTS_WAIT
+        try:
+            kind, body = frontier.robots(netloc)
+            while kind == "pending" and time.monotonic() < deadline:
+                await _sleep(0.2)
+                kind, body = frontier.robots(netloc)
+        except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
+            logger.warning("frontier: could not read the job's robots.txt of %s: %s", netloc, exc)
+            kind, body = "mine", None
+        parser: RobotParser | None = None
+        if kind in ("mine", "pending"):  # fetched here: Scrapy's own fetch, its row, then shared
+            self._fetching.add(netloc)
+            del self._parsers[netloc]
+            parser = await super().robot_parser(request)
+        else:
+            if kind == "body":
+                parser = build_from_crawler(self._parserimpl, self.crawler, body or b"")
+                await self.crawler.signals.send_catch_log_async(
+                    signal=signals.robots_parsed, robotparser=parser, request=request
+                )
+            self._parsers[netloc] = parser
+            self.crawler.stats.inc_value("robotstxt/from_job")
+        waiting.callback(parser)
+
+    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        await super()._parse_robots(response, netloc, request)
+        self._share(netloc, response.body)
+
+    def _robots_error(self, exc: Exception, netloc: str) -> None:
+        super()._robots_error(exc, netloc)
+        self._share(netloc, None)
+
+    def _share(self, netloc: str, body: bytes | None) -> None:
+        if netloc not in self._fetching:
+            return
+        self._fetching.discard(netloc)
+        from crawler.frontier import FrontierError
+
+        try:
+            self._job_frontier().share_robots(netloc, body)
+        except FrontierError as exc:
+            logger.warning("frontier: could not share the robots.txt of %s: %s", netloc, exc)
+
+    def _job_frontier(self) -> Any:
+        """The distributed job's frontier (None on a plain crawl, or before the worker has joined the job)."""
+        if self._frontier is None:
+            from crawler.frontier import FrontierWorker
+
+            worker = self.crawler.get_extension(FrontierWorker)
+            self._frontier = worker.frontier if worker is not None else None
+        return self._frontier
+
+
+async def _sleep(seconds: float) -> None:
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
