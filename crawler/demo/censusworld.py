@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -66,10 +67,55 @@ def host_of(i: int) -> str:
     return f"127.1.{i // 200}.{i % 200 + 1}"
 
 
-def _rss(title: str, link: str, items: int) -> bytes:
+#: Words of the filler text (``filler`` > 0: pages and items of about the size of real ones, for the benchmark).
+_WORDS: Final = [
+    "feed",
+    "census",
+    "archive",
+    "crawl",
+    "site",
+    "page",
+    "item",
+    "channel",
+    "web",
+    "record",
+    "index",
+    "range",
+    "live",
+    "moved",
+    "gone",
+    "changed",
+    "post",
+    "news",
+    "blog",
+    "update",
+    "release",
+    "note",
+    "weekly",
+    "daily",
+    "story",
+    "report",
+    "world",
+    "local",
+    "science",
+    "sport",
+    "music",
+    "film",
+    "book",
+]
+
+
+def _filler(seed: str, words: int) -> str:
+    """``words`` words drawn deterministically from ``seed`` (text that compresses about as prose does)."""
+    rng = random.Random(seed)
+    return " ".join(rng.choice(_WORDS) + ("." if rng.random() < 0.1 else "") for _ in range(words))
+
+
+def _rss(title: str, link: str, items: int, filler: int = 0) -> bytes:
     entries = "".join(
         f"<item><title>Post {n}</title><link>{link}post/{n}</link><guid>{link}post/{n}</guid>"
-        f"<pubDate>Sun, {n:02d} Mar 2026 08:00:00 GMT</pubDate><description>Post number {n}.</description></item>"
+        f"<pubDate>Sun, {n:02d} Mar 2026 08:00:00 GMT</pubDate>"
+        f"<description>Post number {n}. {_filler(link + str(n), filler)}</description></item>"
         for n in range(items, 0, -1)
     )
     return (
@@ -78,11 +124,11 @@ def _rss(title: str, link: str, items: int) -> bytes:
     ).encode()
 
 
-def _page(title: str, feed: tuple[str, str] | None) -> bytes:
+def _page(title: str, feed: tuple[str, str] | None, filler: int = 0) -> bytes:
     link = f'<link rel="alternate" type="{feed[1]}" title="Feed" href="{feed[0]}">' if feed else ""
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>{link}</head>'
-        f"<body><h1>{title}</h1><p>{'Words about the site. ' * 20}</p></body></html>\n"
+        f"<body><h1>{title}</h1><p>{'Words about the site. ' * 20}</p><p>{_filler(title, filler)}</p></body></html>\n"
     ).encode()
 
 
@@ -108,8 +154,8 @@ class Site:
     live: dict[str, tuple[int, dict[str, str], bytes]] = field(default_factory=dict)
 
 
-def site(i: int, port: int) -> Site:
-    """Site ``i``: its archived records and its live routes."""
+def site(i: int, port: int, filler: int = 0) -> Site:
+    """Site ``i``: its archived records and its live routes (``filler``: words added to each page and item)."""
     host = host_of(i)
     base = f"http://{host}:{port}/"
     s = Site(i, host, base, kind_of(i))
@@ -119,11 +165,13 @@ def site(i: int, port: int) -> Site:
     if s.kind not in ("none", "feed-only"):
         on_home = advertised if advertised and s.kind != "inner" else None
         home_link = (on_home[0], feed_type) if on_home else None
-        s.records.append(Record(base, 200, "text/html; charset=utf-8", _page(title, home_link)))
+        s.records.append(Record(base, 200, "text/html; charset=utf-8", _page(title, home_link, filler)))
         extra = [] if s.kind == "inner" else ["about", *(f"post/{n}" for n in range(1, 1 + i % 3))]
         for path in extra:
             link = home_link if s.kind == "same" else None
-            s.records.append(Record(base + path, 200, "text/html; charset=utf-8", _page(f"{title}: {path}", link)))
+            s.records.append(
+                Record(base + path, 200, "text/html; charset=utf-8", _page(f"{title}: {path}", link, filler))
+            )
         if s.kind == "inner" and advertised:
             s.records.append(
                 Record(base + "blog/", 200, "text/html", _page(f"{title}: blog", (advertised[0], feed_type)))
@@ -132,16 +180,16 @@ def site(i: int, port: int) -> Site:
         s.records.append(Record(base + "old", 301, "text/html", b"", (("Location", base),)))
         s.records.append(Record(base + "logo.png", 200, "image/png", b"\x89PNG\r\n\x1a\n" + bytes(64)))
     if s.kind == "feed-only":
-        s.records.append(Record(base + "feed.xml", 200, "application/rss+xml", _rss(title, base, 3)))
+        s.records.append(Record(base + "feed.xml", 200, "application/rss+xml", _rss(title, base, 3, filler)))
     if advertised:
         path, archived = advertised
         if archived:
-            s.records.append(Record(base + path.lstrip("/"), 200, "application/rss+xml", _rss(title, base, 3)))
-        s.live.update(_live(s, path, title))
+            s.records.append(Record(base + path.lstrip("/"), 200, "application/rss+xml", _rss(title, base, 3, filler)))
+        s.live.update(_live(s, path, title, filler))
     return s
 
 
-def _live(s: Site, path: str, title: str) -> dict[str, tuple[int, dict[str, str], bytes]]:
+def _live(s: Site, path: str, title: str, filler: int) -> dict[str, tuple[int, dict[str, str], bytes]]:
     rss = {"Content-Type": "application/rss+xml; charset=utf-8"}
     if s.kind == "moved":
         return {
@@ -150,7 +198,7 @@ def _live(s: Site, path: str, title: str) -> dict[str, tuple[int, dict[str, str]
         }
     if s.kind == "gone":
         return {path: (410 if s.i % 20 == 7 else 404, {"Content-Type": "text/plain"}, b"gone\n")}
-    return {path: (200, rss, _rss(title, s.base, 5 if s.kind == "changed" else 3))}
+    return {path: (200, rss, _rss(title, s.base, 5 if s.kind == "changed" else 3, filler))}
 
 
 @dataclass(frozen=True)
@@ -325,11 +373,12 @@ class World:
         self.close()
 
 
-def open_world(folder: Path, listed: int = 200, unlisted: int = 50) -> World:
-    """Build the world in ``folder`` and start its live web (close it after: a context manager)."""
+def open_world(folder: Path, listed: int = 200, unlisted: int = 50, filler: int = 0) -> World:
+    """Build the world in ``folder`` and start its live web (close it after: a context manager).
+    ``filler``: words of text added to each page and each feed item (0: small documents, for tests)."""
     total = listed + unlisted
     web = LiveWeb([host_of(i) for i in range(total) if kind_of(i) in ADVERTISED]).start()
-    sites = [site(i, web.port) for i in range(total)]
+    sites = [site(i, web.port, filler) for i in range(total)]
     for s in sites:
         for path, route in s.live.items():
             web.routes[(s.host, path)] = route
