@@ -153,6 +153,31 @@ def test_without_live_the_links_are_recorded_and_the_guard_refuses_private_feeds
     live = [r for r in rows if r["discovered_via"] == "archive-link" and r["outcome"] != "duplicate"]
     assert live and {r["outcome"] for r in live} == {"refused"}
     assert {r["url"] for r in live} == set(world.answers.advertised)
+    # The survey of the census without --live: the archive's side of the coverage, nothing live.
+    from crawler.report.survey import run
+
+    markdown = run(str(tmp_path / "recorded"))
+    assert "Coverage: the sites, in the archive and on the live web" in markdown
+    assert "| whose archived pages advertise a feed | 10 |" in markdown
+    assert "| whose advertised feed was fetched live and parsed | 0 |" in markdown
+
+
+def test_guess_finds_a_live_feed_no_archived_page_advertises(tmp_path: Path) -> None:
+    from crawler.report.survey import compute
+
+    with open_world(tmp_path / "world", listed=20, unlisted=0) as world, RangeServer(world.folder) as server:
+        proc = census(world, server, tmp_path / "out", "--pages", "1", "--live", "--guess", "--allow-private-networks")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answers = world.answers
+    assert len(answers.guessable) == 1
+    log = read_table(tmp_path / "out", "fetch_log").to_pylist()
+    [guessed] = [r for r in log if r["url"] in answers.guessable and r["outcome"] != "duplicate"]
+    assert (guessed["discovered_via"], guessed["outcome"]) == ("guess", "feed")
+    pages = {r["url"] for r in log if r["discovered_via"] == "archive" and r["outcome"] == "page"}
+    assert guessed["source"] in pages and urlsplit(guessed["source"]).hostname == urlsplit(guessed["url"]).hostname
+    sites = {r["key"]: r["sites"] for r in compute(str(tmp_path / "out")).table("coverage_sites").rows}
+    assert sites["live_parsed"] == answers.live_parsed + 1
+    assert sites["advertising"] == answers.advertising  # a guess is not an advertisement
 
 
 def test_select_sites_takes_the_home_page_first_then_a_sample_and_names_the_missing(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ feed; ``same``: the home page and every other page advertise ``/feed.xml``, arch
 live; ``moved``: ``/rss`` is archived and now redirects (301) to ``/feed/rss.xml``; ``gone``:
 ``/feed.atom`` answers 410 (or 404), never archived; ``changed``: ``/feed.xml`` is archived with
 3 items and has 5 now; ``inner``: only its one other page, ``/blog/``, advertises ``/blog/feed.xml`` (found
-with ``--pages 1`` or more), not archived. Deterministic: the same bytes for the same port.
+with ``--pages 1`` or more), not archived. One ``silent`` site in two serves a feed at ``/feed`` that no
+page advertises (found by ``--guess``). Deterministic: the same bytes for the same port.
 """
 
 from __future__ import annotations
@@ -54,6 +55,15 @@ ADVERTISED: Final = {
 MOVED_TO: Final = "/feed/rss.xml"
 #: Kinds whose feed is fetched live and parsed (the moved one after its redirect).
 LIVE_PARSED: Final = ("same", "moved", "changed", "inner")
+
+
+#: The path a ``silent`` site with ``i % 20 == 14`` serves a feed at, advertised nowhere (found by ``--guess``).
+GUESSABLE: Final = "/feed"
+
+
+def is_live(i: int) -> bool:
+    """Whether site ``i`` listens on the live web (it has a feed there, or a gone one)."""
+    return kind_of(i) in ADVERTISED or (kind_of(i) == "silent" and i % 20 == 14)
 
 
 def kind_of(i: int) -> str:
@@ -181,6 +191,8 @@ def site(i: int, port: int, filler: int = 0) -> Site:
         s.records.append(Record(base + "logo.png", 200, "image/png", b"\x89PNG\r\n\x1a\n" + bytes(64)))
     if s.kind == "feed-only":
         s.records.append(Record(base + "feed.xml", 200, "application/rss+xml", _rss(title, base, 3, filler)))
+    if s.kind == "silent" and i % 20 == 14:
+        s.live[GUESSABLE] = (200, {"Content-Type": "application/rss+xml"}, _rss(title, base, 2, filler))
     if advertised:
         path, archived = advertised
         if archived:
@@ -220,6 +232,8 @@ class Answers:
     archived_feeds: frozenset[str]
     #: Advertised feeds whose live copy differs from the archived one: URL -> (archived items, live items).
     changed: dict[str, tuple[int, int]]
+    #: Live feeds no page advertises, at a path ``--guess`` tries (their sites' pages advertise nothing).
+    guessable: frozenset[str]
 
 
 def answers(sites: list[Site]) -> Answers:
@@ -248,6 +262,7 @@ def answers(sites: list[Site]) -> Answers:
         moved=moved,
         archived_feeds=frozenset(archived),
         changed=changed,
+        guessable=frozenset(s.base + GUESSABLE.lstrip("/") for s in sites if GUESSABLE in s.live),
     )
 
 
@@ -377,7 +392,7 @@ def open_world(folder: Path, listed: int = 200, unlisted: int = 50, filler: int 
     """Build the world in ``folder`` and start its live web (close it after: a context manager).
     ``filler``: words of text added to each page and each feed item (0: small documents, for tests)."""
     total = listed + unlisted
-    web = LiveWeb([host_of(i) for i in range(total) if kind_of(i) in ADVERTISED]).start()
+    web = LiveWeb([host_of(i) for i in range(total) if is_live(i)]).start()
     sites = [site(i, web.port, filler) for i in range(total)]
     for s in sites:
         for path, route in s.live.items():
