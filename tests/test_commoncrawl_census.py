@@ -192,6 +192,8 @@ def test_select_sites_takes_the_home_page_first_then_a_sample_and_names_the_miss
         "http://a.example/feed,a.example,200,application/rss+xml,f,50,10\n"
         "http://b.example/,b.example,200,application/rss+xml,f,60,10\n"
         "http://c.example/,c.example,200,text/html,f,70,10\n"
+        "http://e.example/long-page,e.example,200,text/html,f,80,10\n"
+        "http://e.example/page,e.example,200,text/html,f,90,10\n"
     )
     sites = [ListedSite(1, "a.example"), ListedSite(2, "b.example"), ListedSite(3, "d.example")]
     chosen = select_sites(str(index), sites, pages=1)
@@ -205,6 +207,9 @@ def test_select_sites_takes_the_home_page_first_then_a_sample_and_names_the_miss
     where = select_sites(str(index), sites, pages=5, where="url NOT LIKE '%/y'")
     assert "http://a.example/y" not in {r.url for r in where.rows}
     assert "http://a.example/moved" not in {r.url for r in where.rows}  # fetch_status 301: not read
+    # A site without a home page record: its first other page stands in, even with --pages 0.
+    only_pages = select_sites(str(index), [ListedSite(1, "e.example")], pages=0)
+    assert [r.url for r in only_pages.rows] == ["http://e.example/page"] and not only_pages.missing
     no_site = tmp_path / "no-site.csv"
     no_site.write_text("url,warc_filename,warc_record_offset,warc_record_length,content_mime_detected\n")
     with pytest.raises(IndexRowsError, match=r"lacks the column\(s\) url_host_registered_domain"):

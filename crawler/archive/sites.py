@@ -5,7 +5,8 @@ Survey users choose sites from a ranked list of registrable domains (the Tranco 
 with a web archive's columnar index on ``url_host_registered_domain`` and picks, per listed site:
 
 * its **pages**: the home page record first (a URL whose path is ``/`` with no query; the
-  shortest such URL when there are several, e.g. ``http`` and ``https``), then up to ``pages``
+  shortest such URL when there are several, e.g. ``http`` and ``https``; where the index has no
+  home page of the site, its first other page in the order below stands in), then up to ``pages``
   more HTML records, a sample fixed by the data (shortest URL first, then the smallest DuckDB
   ``hash()`` of the URL);
 * its **feeds**: up to :data:`FEEDS_PER_SITE` feed records (shortest URL first: a site's main
@@ -103,8 +104,8 @@ def select_sites(source: str, sites: list[ListedSite], *, pages: int = 0, where:
         con.register("idx", relation.filter(f"({where or 'true'}) AND {status} AND {USABLE}"))
         kinds = {"mime": mime, "pages": is_mime(mime, PAGE_TYPES), "feeds": is_mime(mime, FEED_TYPES)}
         rows = con.execute(_CHOSEN.format(**kinds), [pages, FEEDS_PER_SITE]).fetchall()
-        chosen = [IndexRow(u, f, o, n, m, kind) for u, f, o, n, m, kind in rows]
-        with_pages = {d for (d,) in con.execute(_WITH_PAGES.format(**kinds)).fetchall()}
+        chosen = [IndexRow(u, f, o, n, m, kind) for u, f, o, n, m, kind, _ in rows]
+        with_pages = {domain for *_, kind, domain in rows if kind == "page"}
         return SiteSelection(chosen, [s for s in sites if s.domain not in with_pages], len(sites))
     except duckdb.Error as exc:
         raise IndexRowsError(f"{source}: {' '.join(str(exc).split())}") from None
@@ -122,7 +123,7 @@ _CANDIDATES = """
     FROM idx i JOIN listed l ON lower(trim(CAST(i.url_host_registered_domain AS VARCHAR), '.')) = l.domain
 """
 
-#: Per site: its home page (the shortest), up to $1 other pages, up to $2 feeds; in rank order.
+#: Per site: its home page (the shortest; else its first other page), up to $1 other pages, up to $2 feeds.
 _CHOSEN = (
     "WITH c AS ("
     + _CANDIDATES
@@ -130,11 +131,12 @@ _CHOSEN = (
         SELECT *, kind = 'page' AND home AS home_page, row_number() OVER (
             PARTITION BY domain, kind, kind = 'page' AND home ORDER BY length(url), hash(url), url) AS n
         FROM c WHERE kind IS NOT NULL
+    ), counted AS (
+        SELECT *, max(CASE WHEN home_page THEN 1 ELSE 0 END) OVER (PARTITION BY domain) AS has_home FROM ranked
     )
-    SELECT url, warc_filename, off, len, mime, kind FROM ranked
-    WHERE (home_page AND n = 1) OR (kind = 'page' AND NOT home_page AND n <= $1) OR (kind = 'feed' AND n <= $2)
+    SELECT url, warc_filename, off, len, mime, kind, domain FROM counted
+    WHERE (home_page AND n = 1) OR (kind = 'page' AND NOT home_page AND n <= $1 + 1 - has_home)
+        OR (kind = 'feed' AND n <= $2)
     ORDER BY rank, domain, kind DESC, home_page DESC, n
 """
 )
-
-_WITH_PAGES = "SELECT DISTINCT domain FROM (" + _CANDIDATES + ") WHERE kind = 'page'"
