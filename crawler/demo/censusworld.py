@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 #: When the archive fetched everything.
 ARCHIVED_AT: Final = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -236,28 +236,41 @@ class Answers:
     guessable: frozenset[str]
 
 
-def answers(sites: list[Site]) -> Answers:
-    """The right answers for ``sites`` (the listed ones), from their description alone."""
+def _advertised(sites: list[Site]) -> tuple[dict[str, int], dict[str, str], dict[str, tuple[int, int]]]:
+    """Every advertised feed URL -> its final live status; the moved ones -> where to; the changed ones."""
     advertised: dict[str, int] = {}
     moved: dict[str, str] = {}
     changed: dict[str, tuple[int, int]] = {}
     for s in sites:
-        if s.kind in ADVERTISED:
-            path = ADVERTISED[s.kind][0]
-            status = s.live[path][0]
-            advertised[s.base + path.lstrip("/")] = 200 if status == 301 else status
-            if s.kind == "moved":
-                moved[s.base + path.lstrip("/")] = s.base + MOVED_TO.lstrip("/")
-            if s.kind == "changed":
-                changed[s.base + path.lstrip("/")] = (3, 5)
+        if s.kind not in ADVERTISED:
+            continue
+        path = ADVERTISED[s.kind][0]
+        url = s.base + path.lstrip("/")
+        status = s.live[path][0]
+        advertised[url] = 200 if status == 301 else status
+        if s.kind == "moved":
+            moved[url] = s.base + MOVED_TO.lstrip("/")
+        elif s.kind == "changed":
+            changed[url] = (3, 5)
+    return advertised, moved, changed
+
+
+def _count(sites: list[Site], kinds: tuple[str, ...] | dict[str, Any]) -> int:
+    return sum(1 for s in sites if s.kind in kinds)
+
+
+def answers(sites: list[Site]) -> Answers:
+    """The right answers for ``sites`` (the listed ones), from their description alone."""
+    advertised, moved, changed = _advertised(sites)
     archived = {r.url for s in sites for r in s.records if r.content_type.startswith("application/rss+xml")}
+    no_page = ("none", "feed-only")
     return Answers(
         listed=len(sites),
-        with_page=sum(1 for s in sites if s.kind not in ("none", "feed-only")),
-        advertising=sum(1 for s in sites if s.kind in ADVERTISED),
+        with_page=len(sites) - _count(sites, no_page),
+        advertising=_count(sites, ADVERTISED),
         archive_captured=sum(1 for s in sites if any(r.url in archived for r in s.records)),
-        live_parsed=sum(1 for s in sites if s.kind in LIVE_PARSED),
-        no_page=frozenset(s.host for s in sites if s.kind in ("none", "feed-only")),
+        live_parsed=_count(sites, LIVE_PARSED),
+        no_page=frozenset(s.host for s in sites if s.kind in no_page),
         advertised=advertised,
         moved=moved,
         archived_feeds=frozenset(archived),
