@@ -23,8 +23,9 @@ from schemas.pickling import by_fields
 #: major.minor. A reader refuses files whose major is newer than its own.
 # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations;
 # 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files);
-# 1.6: items.date_form not-tried (dates past a document's share of dateparser: pipelines/document/dates.py).
-SCHEMA_VERSION = "1.6"
+# 1.6: items.date_form not-tried (dates past a document's share of dateparser: pipelines/document/dates.py);
+# 1.7: discovered_via archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live).
+SCHEMA_VERSION = "1.7"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -98,7 +99,8 @@ FEEDS: tuple[Field, ...] = (
     _f(
         "discovered_via",
         pa.string(),
-        "How the feed was found: url, seed, opml (an xmlUrl), autodiscovery, guess, archive (an archive index names its record).",
+        "How the feed was found: url, seed, opml (an xmlUrl), autodiscovery, guess, archive (an archived feed: an "
+        "archive index names its record), archive-link (fetched live: a feed link an archived page advertises).",
         nullable=False,
     ),
     _f("source", pa.string(), "The input or page that led to this feed."),
@@ -329,7 +331,7 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "outcome",
         pa.string(),
-        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it), parse_error (a feed or HTML page whose document worker died while reading it: no other rows), parse_timeout (a feed or HTML page whose reading ran past `FEEDCENSUS_PARSE_TIMEOUT`: no other rows), not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
+        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it; commoncrawl --sites: the index holds no page of a listed site, url is http://<domain>/), parse_error (a feed or HTML page whose document worker died while reading it: no other rows), parse_timeout (a feed or HTML page whose reading ran past `FEEDCENSUS_PARSE_TIMEOUT`: no other rows), not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
         nullable=False,
     ),
     _f("error", pa.string(), "One-line reason when the outcome is not a success."),
@@ -337,7 +339,8 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "discovered_via",
         pa.string(),
-        "How the URL was found: url, seed, opml (an xmlUrl), opml-page (an htmlUrl), include (an OPML include), autodiscovery, reflexive, guess, robots, archive (a record an archive index names: feedcensus commoncrawl).",
+        "How the URL was found: url, seed, opml (an xmlUrl), opml-page (an htmlUrl), include (an OPML include), autodiscovery, reflexive, guess, robots, archive (an archived page or feed: a record an archive index names, feedcensus commoncrawl), "
+        "archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live).",
     ),
     _f("depth", pa.int32(), "Hops from the input (0 for inputs)."),
     _f("content_type", pa.string(), "The raw Content-Type header."),

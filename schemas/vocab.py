@@ -69,7 +69,9 @@ class Via(StrEnum):
     GUESS = "guess"
     REFLEXIVE = "reflexive"  # a feed's channel <link> page
     ROBOTS = "robots"
-    ARCHIVE = "archive"  # a record a web archive's index names (feedcensus commoncrawl)
+    ARCHIVE = "archive"  # a record a web archive's index names (feedcensus commoncrawl): an archived page or feed
+    # a live fetch of a feed link an archived page advertises (feedcensus commoncrawl --sites --live)
+    ARCHIVE_LINK = "archive-link"
 
 
 class FeedFormat(StrEnum):

@@ -49,7 +49,7 @@ class Selection:
 
 
 #: SQL: a row that names a record (its offset and length read as whole numbers where they are not).
-_USABLE = (
+USABLE = (
     "url IS NOT NULL AND warc_filename IS NOT NULL "
     "AND TRY_CAST(warc_record_offset AS BIGINT) >= 0 AND TRY_CAST(warc_record_length AS BIGINT) > 0 "
     "AND TRY_CAST(warc_record_offset AS DOUBLE) = TRY_CAST(warc_record_offset AS BIGINT) "
@@ -71,7 +71,7 @@ def read_index(source: str, *, pages: int = 0, where: str | None = None) -> Sele
 
     con = duckdb.connect()
     try:
-        relation = _open(con, source)
+        relation = open_index(con, source)
         columns = set(relation.columns)
         missing = [c for c in REQUIRED if c not in columns]
         if missing:
@@ -79,11 +79,13 @@ def read_index(source: str, *, pages: int = 0, where: str | None = None) -> Sele
         present = [c for c in MIME_COLUMNS if c in columns]
         mime = f"coalesce({', '.join(present)})" if present else None
         extra = f"({where})" if where else "true"
-        feeds = f"{_is(mime, FEED_TYPES)} AND {extra}"
-        rows = _select(relation, mime, f"{feeds} AND {_USABLE}", "feed")
-        [(unusable,)] = relation.filter(f"{feeds} AND NOT coalesce({_USABLE}, false)").aggregate("count(*)").fetchall()
+        feeds = f"{is_mime(mime, FEED_TYPES)} AND {extra}"
+        rows = _select(relation, mime, f"{feeds} AND {USABLE}", "feed")
+        [(unusable,)] = relation.filter(f"{feeds} AND NOT coalesce({USABLE}, false)").aggregate("count(*)").fetchall()
         if pages and mime is not None:
-            rows += _select(relation, mime, f"{_is(mime, PAGE_TYPES)} AND {extra} AND {_USABLE}", "page", sample=pages)
+            rows += _select(
+                relation, mime, f"{is_mime(mime, PAGE_TYPES)} AND {extra} AND {USABLE}", "page", sample=pages
+            )
         return Selection(rows, int(unusable))
     except duckdb.Error as exc:
         raise IndexRowsError(f"{source}: {' '.join(str(exc).split())}") from None
@@ -91,14 +93,14 @@ def read_index(source: str, *, pages: int = 0, where: str | None = None) -> Sele
         con.close()
 
 
-def _open(con: duckdb.DuckDBPyConnection, source: str) -> duckdb.DuckDBPyRelation:
+def open_index(con: duckdb.DuckDBPyConnection, source: str) -> duckdb.DuckDBPyRelation:
     lowered = source.lower()
     if lowered.endswith((".csv", ".csv.gz", ".tsv")):
         return con.read_csv(source)
     return con.read_parquet(source)
 
 
-def _is(mime: str | None, types: tuple[str, ...]) -> str:
+def is_mime(mime: str | None, types: tuple[str, ...]) -> str:
     """SQL: the row's MIME type is one of ``types`` (true without a MIME column: an export of chosen rows)."""
     if mime is None:
         return "true"

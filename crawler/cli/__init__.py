@@ -3,6 +3,7 @@
     feedcensus crawl [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]... --out DIR [--resume DIR] [--frontier URL]
     feedcensus replay WARC_OR_GLOB... --out DIR [--seeds FILE]... [--opml FILE_OR_URL]... [--url URL]...
     feedcensus commoncrawl --index FILE_OR_GLOB [--where SQL] [--pages N] [--archive-base URL] --out DIR
+    feedcensus commoncrawl --index FILE_OR_GLOB --sites TOP_CSV [--pages N] [--live [--guess]] --out DIR
     feedcensus worker --frontier REDIS_URL --job JOB --out DIR
     feedcensus status --frontier REDIS_URL --job JOB [--json]
     feedcensus due DIR [--json] [--at TIME]
@@ -199,7 +200,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--where", metavar="SQL", help="a condition on the index's columns (DuckDB SQL), e.g. \"url_host_tld = 'de'\""
     )
     cc.add_argument(
-        "--pages", type=int, default=0, metavar="N", help="also N HTML page records (a fixed sample) for autodiscovery"
+        "--pages",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N HTML page records (a fixed sample) for autodiscovery; with --sites, N per site besides its home page",
+    )
+    cc.add_argument(
+        "--sites",
+        metavar="CSV",
+        help="a census of these sites (rank,domain lines, as the Tranco list): per site its home page, --pages more "
+        "pages and its feed records, by the index's url_host_registered_domain",
+    )
+    cc.add_argument(
+        "--live",
+        action="store_true",
+        help="with --sites: fetch the feeds the archived pages advertise from the live web (robots.txt, politeness, "
+        "the network guard apply)",
     )
     cc.add_argument(
         "--archive-base",

@@ -6,6 +6,13 @@ a file that cannot be read or lacks a column is one line and exit code 2. Each r
 Range request for its record under ``--archive-base`` (Common Crawl's public endpoint by default):
 ``crawler/spiders/archive.py`` and ``crawler/middlewares/archived.py``. docs/common-crawl.md says
 how to choose the rows and what a full crawl costs.
+
+A census of listed sites (``--sites top.csv``: ``rank,domain`` lines, the Tranco top list's shape)
+reads, per listed site, its home page record and up to ``--pages`` more HTML records, and up to 10
+of its feed records (``crawler/archive/sites.py``), and records each listed site the index holds no
+page of. ``--live`` fetches the feeds the archived pages advertise (``--guess``: and the usual
+guesses where a page advertises none) from the live web, as a crawl does (network guard,
+robots.txt, politeness per host); without it their links are recorded only.
 """
 
 from __future__ import annotations
@@ -38,11 +45,37 @@ ARCHIVE_SETTINGS: dict[str, Any] = {
 WORKER_OPTIONS = " ".join(f"-s {name}={value}" for name, value in ARCHIVE_SETTINGS.items())
 
 
+def read_site_rows(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
+    """The records of the listed sites (``--sites``) and the sites the index holds no page of."""
+    from crawler.archive.ccindex import IndexRowsError
+    from crawler.archive.sites import read_sites, select_sites
+
+    try:
+        sites, skipped = read_sites(args.sites)
+    except OSError as exc:
+        raise fail(f"--sites {args.sites}: {exc.strerror or exc}") from None
+    if not sites:
+        raise fail(f"--sites {args.sites}: no line is rank,domain (the Tranco list's shape, e.g. 1,example.com)")
+    if skipped:
+        print(
+            f"feedcensus commoncrawl: {args.sites}: {skipped} lines that are not rank,domain left out", file=sys.stderr
+        )
+    try:
+        chosen = select_sites(args.index, sites, pages=args.pages, where=args.where)
+    except IndexRowsError as exc:
+        raise fail(str(exc)) from None
+    with_pages = chosen.listed - len(chosen.missing)
+    print(
+        f"sites: {counted(chosen.listed, 'listed site')}, {with_pages} with an archived page, "
+        f"{len(chosen.missing)} without",
+        file=sys.stderr,
+    )
+    return chosen.rows, chosen.missing
+
+
 def read_rows(args: argparse.Namespace) -> list[Any]:
     from crawler.archive.ccindex import IndexRowsError, read_index
 
-    if args.pages < 0:
-        raise fail("--pages takes a count of 0 or more")
     try:
         chosen = read_index(args.index, pages=args.pages, where=args.where)
     except IndexRowsError as exc:
@@ -75,10 +108,23 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
         raise fail("--out is required")
     if args.warc:
         raise fail("--warc: the census over an archive writes no archive (its rows name the records it read)")
+    if args.pages < 0:
+        raise fail("--pages takes a count of 0 or more")
+    if args.live and not args.sites:
+        raise fail("--live needs --sites: the live fetches are of the feeds the listed sites' archived pages advertise")
+    if args.sites and args.frontier:
+        # A worker runs the census spider, which would name the live fetches autodiscovery, not archive-link.
+        raise fail("--sites with --frontier: not supported yet (run the census of a list in one process)")
     base = check_base(args.archive_base)
-    rows = read_rows(args)
+    missing: list[Any] = []
+    if args.sites:
+        rows, missing = read_site_rows(args)
+    else:
+        rows = read_rows(args)
     for name, value in ARCHIVE_SETTINGS.items():
         settings.set(name, value, priority="project")
+    if args.live:  # the archived pages' feed links are fetched live: a crawl's politeness and guard apply
+        settings.set("FEEDCENSUS_FOLLOW_LINKS", True, priority="project")
     args.resume = None
     settings = crawl_settings(args, settings)
     if args.frontier:
@@ -87,5 +133,7 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
     print(
         f"archive records: {counted(feeds, 'feed')}, {counted(len(rows) - feeds, 'page')}, from {base}", file=sys.stderr
     )
-    result = crawl(args, settings, spider=ArchiveSpider, records=rows, archive_base=base)
+    result = crawl(
+        args, settings, spider=ArchiveSpider, records=rows, archive_base=base, missing=missing, sites_source=args.sites
+    )
     return report_end(result, args, settings, "commoncrawl")

@@ -34,6 +34,7 @@ import duckdb
 import pyarrow as pa
 
 from crawler.report.breadth import breadth_tables
+from crawler.report.coverage import coverage_tables
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
 from pipelines.dataset.store import list_jobs, open_table
@@ -855,7 +856,7 @@ def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
         ):
             tables[t.name] = t
         # Before _autodiscovery, whose temporary table ``pages`` would hide the dataset's own.
-        breadth = breadth_tables(con)
+        breadth = [*breadth_tables(con), *coverage_tables(con)]
         summary, kinds, reasons, pages = _autodiscovery(con)
         for t in (summary, kinds, reasons, _reflexive(con, total), _usm(con), *breadth):
             tables[t.name] = t

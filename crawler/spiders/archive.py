@@ -7,6 +7,12 @@ distributed frontier apply unchanged. ``ArchiveRecordMiddleware`` turns the answ
 archived response (its URL, status, headers, body and fetch time); from there on it is the census
 spider's: feeds go to the item pipelines, pages to autodiscovery (their links recorded, not
 followed: the archive is the web here), a failure's row is about the URL the record holds.
+
+A census of listed sites (``feedcensus commoncrawl --sites``) also gives, first, a ``not_archived``
+row for each listed site the index holds no page of, and, with ``--live``, fetches the feed links
+of the archived pages live (``FEEDCENSUS_FOLLOW_LINKS`` on): the autodiscovery middleware asks
+:meth:`ArchiveSpider.follow` for them, which names them ``archive-link``; they are ordinary
+requests of the crawl (network guard, robots.txt, politeness per host).
 On a distributed frontier, ``feedcensus worker`` processes (the census spider) take these requests too.
 """
 
@@ -14,14 +20,19 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawler.archive.ccindex import IndexRow, read_index
+from crawler.archive.sites import ListedSite
 from crawler.requests import archive_record_request
 from crawler.spiders.census import CensusSpider
-from schemas.items import FetchContext
-from schemas.vocab import Expect, Via
+from schemas.items import FetchContext, FetchRecord, NotDue
+from schemas.vocab import Expect, Outcome, Via
+
+if TYPE_CHECKING:
+    from scrapy import Request
 
 #: Common Crawl's public HTTPS endpoint for its WARC files.
 COMMON_CRAWL_BASE = "https://data.commoncrawl.org/"
@@ -42,6 +53,8 @@ class ArchiveSpider(CensusSpider):
         index: str | None = None,
         pages: int | str = 0,
         where: str | None = None,
+        missing: Iterable[ListedSite] = (),
+        sites_source: str | None = None,
         **kwargs: Any,
     ) -> None:
         """``records`` (``feedcensus commoncrawl`` reads and checks them first), or ``index``, ``pages`` and
@@ -53,14 +66,34 @@ class ArchiveSpider(CensusSpider):
         if index and not self.records:
             self.records = read_index(index, pages=int(pages), where=where).rows  # IndexRowsError: the crawl fails
         self.archive_base = archive_base
+        #: Listed sites the index holds no page of (``--sites``): each gets a ``not_archived`` row.
+        self.missing = list(missing)
+        self.sites_source = sites_source
 
     async def start(self) -> AsyncIterator[Any]:
         host = urlsplit(self.archive_base).hostname
         # The archive host is the user's choice: trusted (and shared with a distributed job's workers).
         async for out in self.paced(
-            self.started({host} if host else set(), len(self.records), self._record_requests())
+            self.started({host} if host else set(), len(self.records) + len(self.missing), self._outputs())
         ):
             yield out
+
+    def _outputs(self) -> Iterator[Any]:
+        ctx = FetchContext(via=Via.ARCHIVE, source=self.sites_source, depth=0, kind=Expect.PAGE)
+        for site in self.missing:
+            url = f"http://{site.domain}/"
+            if not self.dataset.is_done(url):
+                error = f"no archived page of {site.domain} (rank {site.rank}) in the index"
+                yield FetchRecord.for_context(ctx, url, Outcome.NOT_ARCHIVED, error=error)
+        yield from self._record_requests()
+
+    def follow(
+        self, url: str, ctx: FetchContext, *, priority_bias: int = 0, conditional: bool = True
+    ) -> Request | FetchRecord | NotDue:
+        """A live request; a feed link of an archived page (every page here is one) is named ``archive-link``."""
+        if ctx.via == Via.AUTODISCOVERY and ctx.depth == 1:
+            ctx = replace(ctx, via=Via.ARCHIVE_LINK)
+        return super().follow(url, ctx, priority_bias=priority_bias, conditional=conditional)
 
     def _record_requests(self) -> Iterator[Any]:
         for row in self.records:
