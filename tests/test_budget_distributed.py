@@ -94,3 +94,26 @@ def test_three_processes_hold_the_concurrency_per_host(redis_server: RedisServer
     at_once = max(sum(1 for s in feeds if t - 0.18 < s <= t) for t in feeds)
     assert at_once <= 2, [round(t - feeds[0], 2) for t in feeds]
     assert at_once == 2  # the budget is used, not only held
+
+
+def test_a_worker_runs_with_the_jobs_settings_and_refuses_its_own_that_contradict(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A worker joins with --frontier, --job and --out alone; a -s that contradicts the job is one line, exit 2."""
+    from crawler.frontier import Frontier
+    from tests.conftest import run_cli
+
+    frontier = Frontier.connect(redis_server.url, "j", "coordinator")
+    frontier.share_settings({"DOWNLOAD_DELAY": "0.5", "ROBOTSTXT_OBEY": False})
+    frontier.register()
+    frontier.share_hosts([])
+    out = str(tmp_path / "out")
+    for given, named in (
+        (["-s", "DOWNLOAD_DELAY=2"], "DOWNLOAD_DELAY"),
+        (["-s", "AUTOTHROTTLE_ENABLED=False"], "AUTOTHROTTLE_ENABLED"),
+    ):
+        proc = run_cli("worker", "--frontier", redis_server.url, "--job", "j", "--out", out, *given, timeout=60)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        [line] = proc.stderr.strip().splitlines()
+        assert named in line and "job j runs with" in line, line
+    frontier.close()

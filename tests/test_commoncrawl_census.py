@@ -249,3 +249,45 @@ def test_the_world_is_what_its_answers_say() -> None:
     kinds = [kind_of(i) for i in range(200)]
     assert kinds.count("none") + kinds.count("feed-only") == 80 and kinds.count("feed-only") == 10
     assert all(kinds.count(k) == 20 for k in ADVERTISED)
+
+
+def test_a_census_on_a_frontier_shares_its_records_and_live_fetches_with_a_worker(tmp_path: Path) -> None:
+    """--sites --live --frontier: a worker joins with --frontier, --job and --out alone (the job's settings,
+    --live and --allow-private-networks among them, travel with it); every advertised feed is fetched
+    live once, named archive-link, whichever process fetched it."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+    from tests.redisserver import RedisServer
+
+    out = tmp_path / "out"
+    with (
+        open_world(tmp_path / "world", listed=60, unlisted=10) as world,
+        RangeServer(world.folder) as server,
+        RedisServer(tmp_path / "redis") as redis,
+    ):
+        coordinator = subprocess.Popen(
+            [sys.executable, "-m", "crawler.cli", "commoncrawl", "--index", str(world.index), "--sites",
+             str(world.top_list), "--archive-base", server.url, "--out", str(out), "--job-id", "cen", "--pages", "2",
+             "--live", "--allow-private-networks", "--frontier", redis.url, *CENSUS,
+             "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        worker = run_cli(
+            "worker", "--frontier", redis.url, "--job", "cen", "--out", str(out),
+            "-s", "FEEDCENSUS_FRONTIER_HEARTBEAT=0.5",
+        )  # fmt: skip
+        _, err = coordinator.communicate(timeout=300)
+        hits = dict(world.web.hits)
+        answers = world.answers
+    assert coordinator.returncode == 0, err[-3000:]
+    assert worker.returncode == 0, worker.stderr[-3000:]
+    log = read_table(out, "fetch_log").to_pylist()
+    fetched = [r for r in log if r["discovered_via"] == "archive-link" and r["outcome"] != "duplicate"]
+    assert sorted(r["url"] for r in fetched) == sorted(answers.advertised)
+    for url in answers.advertised:
+        parts = urlsplit(url)
+        assert hits[(parts.hostname, parts.path)] == 1, url
+    assert {r["site"] for r in log if r["outcome"] == "not_archived"} == set(answers.no_page)
+    assert len(read_table(out, "workers").to_pylist()) == 2

@@ -42,7 +42,6 @@ ARCHIVE_SETTINGS: dict[str, Any] = {
 
 #: What every worker of a distributed census over an archive must be given (a worker runs the census
 #: spider with its own settings: nothing else tells it the job is an archive's).
-WORKER_OPTIONS = " ".join(f"-s {name}={value}" for name, value in ARCHIVE_SETTINGS.items())
 
 
 def read_site_rows(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
@@ -112,9 +111,6 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
         raise fail("--pages takes a count of 0 or more")
     if args.live and not args.sites:
         raise fail("--live needs --sites: the live fetches are of the feeds the listed sites' archived pages advertise")
-    if args.sites and args.frontier:
-        # A worker runs the census spider, which would name the live fetches autodiscovery, not archive-link.
-        raise fail("--sites with --frontier: not supported yet (run the census of a list in one process)")
     base = check_base(args.archive_base)
     missing: list[Any] = []
     if args.sites:
@@ -128,7 +124,7 @@ def cmd_commoncrawl(args: argparse.Namespace) -> int:
     args.resume = None
     settings = crawl_settings(args, settings)
     if args.frontier:
-        start_frontier(args.frontier, settings, WORKER_OPTIONS)
+        start_frontier(args.frontier, settings)
     feeds = sum(1 for r in rows if r.kind == "feed")
     print(
         f"archive records: {counted(feeds, 'feed')}, {counted(len(rows) - feeds, 'page')}, from {base}", file=sys.stderr

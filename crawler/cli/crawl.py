@@ -769,12 +769,16 @@ def print_summary(result: CrawlResult, settings: Any) -> None:
     print(f"{reason} in {clock(result.elapsed)}", file=sys.stderr)
 
 
-def start_frontier(url: str, settings: Any, worker_options: str = "") -> None:
-    """Before a distributed job starts: the password warning, the frontier checked, the workers' command shown."""
+def start_frontier(url: str, settings: Any, replay: list[str] | None = None) -> None:
+    """Before a distributed job starts: the password warning, the frontier checked, the job's settings put
+    into the job (its workers run with them: crawler/cli/jobsettings.py), the workers' command shown."""
+    from crawler.cli import jobsettings
+
     job = settings.get("FEEDCENSUS_JOB_ID")
     warn_password(url)
     check_frontier(url, job)
-    print(f"distributed job {job}: more workers join with {worker_command(settings, worker_options)}", file=sys.stderr)
+    jobsettings.share(url, job, settings, project_settings(), replay)
+    print(f"distributed job {job}: more workers join with {worker_command(settings)}", file=sys.stderr)
 
 
 def report_end(
@@ -790,18 +794,14 @@ def report_end(
     return code
 
 
-def worker_command(settings: Any, options: str = "") -> str:
+def worker_command(settings: Any) -> str:
     """The command that joins this distributed job, as it may be shown (the password left out of the URL).
-
-    ``options``: what every worker must be given too (``-s`` settings the job's census depends on).
-    """
+    A worker needs no settings: the job's travel with it."""
     from crawler.frontier import PASSWORD_ENV, has_password, shareable_url
 
     url = str(settings.get("FEEDCENSUS_FRONTIER"))
     job, out = str(settings.get("FEEDCENSUS_JOB_ID")), str(settings.get("FEEDCENSUS_OUT"))
     command = f"feedcensus worker --frontier {shlex.quote(shareable_url(url))} --job {shlex.quote(job)} --out {shlex.quote(out)}"
-    if options:
-        command += f" {options}"
     if has_password(url) or os.environ.get(PASSWORD_ENV):
         command += f" (with the password in {PASSWORD_ENV})"
     return command

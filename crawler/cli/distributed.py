@@ -18,11 +18,13 @@ from crawler.cli.errors import EXIT_FRONTIER, fail
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from crawler.cli import jobsettings
     from crawler.cli.crawl import (
         check_frontier,
         checked_settings,
         crawl,
         crawl_settings,
+        project_settings,
         report_end,
         warn_password,
     )
@@ -38,12 +40,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"feedcensus worker: {gone}", file=sys.stderr)
         return EXIT_FRONTIER
     args.seeds, args.opml, args.url, args.resume = [], [], [], None
-    if args.replay:
+    check_frontier(args.frontier, args.job_id)
+    settings = crawl_settings(args, settings)
+    archives = jobsettings.join(args.frontier, args.job_id, settings, project_settings())
+    if args.replay or archives:
         from crawler.cli.replay import load_index, replay_settings
 
-        replay_settings(load_index(args.replay), settings)
-    settings = crawl_settings(args, settings)
-    check_frontier(args.frontier, args.job_id)
+        replay_settings(load_index(list(args.replay or archives or [])), settings)
     result = crawl(args, settings)
     return report_end(result, args, settings, "worker", worker=True)
 

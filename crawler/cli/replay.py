@@ -11,8 +11,6 @@ without the waits that only spare a live server (AutoThrottle, the retry backoff
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
 from typing import Any
 
@@ -159,9 +157,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     print(options_line(recorded, project_settings(), given_here(args)), file=sys.stderr)
     settings = crawl_settings(args, settings)
     if args.frontier:
-        start_frontier(
-            args.frontier, settings, " ".join(f"--replay {shlex.quote(os.path.abspath(a))}" for a in args.archives)
-        )
+        start_frontier(args.frontier, settings, replay=list(args.archives))
     lists: list[tuple[str, list[str]]] = []
     if args.seeds or args.opml or args.url:
         seeds, opml, urls = list(args.seeds or []), list(args.opml or []), list(args.url or [])

@@ -322,6 +322,20 @@ class Frontier:
         value = "error" if body is None else "body " + base64.b64encode(body[:ROBOTS_MAX]).decode("ascii")
         self._call("share robots.txt", self.redis.hset, self.key("robots"), netloc, value)
 
+    def share_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """Fix the job's settings (``crawler/cli/jobsettings.py``) unless they are fixed already; the job's."""
+        key = self.key("meta")
+        self._call("share the settings", self.redis.hsetnx, key, "settings", json.dumps(dict(settings), sort_keys=True))
+        return self.job_settings() or {}
+
+    def job_settings(self) -> dict[str, Any] | None:
+        """The settings the job runs with, as the process that started it fixed them (None: not fixed)."""
+        raw = self._call("read the settings", self.redis.hget, self.key("meta"), "settings")
+        if not raw:
+            return None
+        value = json.loads(raw)
+        return value if isinstance(value, dict) else None
+
     def mark_seeded(self) -> None:
         """Every input of the job is queued: the job may end once the queue and the leases are empty."""
         self._call("mark seeded", self.redis.hset, self.key("meta"), "seeded", "1")
@@ -576,7 +590,7 @@ def _score(url: str, priority: int, *, is_input: bool = False) -> float:
 ROBOTS_MAX: Final = 512 * 1024
 
 #: Fields of ``meta`` that a push or a take writes: a job with nothing else there was never started.
-_COUNTERS: Final = frozenset({"queued", "skipped_done", "host_concurrency", "host_delay"})
+_COUNTERS: Final = frozenset({"queued", "skipped_done", "host_concurrency", "host_delay", "settings"})
 
 
 def host_of(url: str) -> str:

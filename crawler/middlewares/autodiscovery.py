@@ -131,10 +131,12 @@ class AutodiscoveryMiddleware:
         yield page  # its fetch_log, links and pages rows, written together by the Parquet pipeline
         if not self.follow:
             return
+        # A feed link of an archived page (feedcensus commoncrawl --sites --live) is fetched live: archive-link.
+        via = Via.ARCHIVE_LINK if ctx.via == Via.ARCHIVE else Via.AUTODISCOVERY
         for link in links:
             if link.followable and link.href:
                 self.stats.inc_value("autodiscovery/followed")
-                yield spider.follow(link.href, ctx.child(Via.AUTODISCOVERY, response.url, Expect.FEED))
+                yield spider.follow(link.href, ctx.child(via, response.url, Expect.FEED))
         if self.guess and not links and ctx.via != Via.GUESS:
             for url in guess_feed_urls(response.body, response.url, task.headers):
                 self.stats.inc_value("autodiscovery/guessed")

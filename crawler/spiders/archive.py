@@ -11,8 +11,8 @@ followed: the archive is the web here), a failure's row is about the URL the rec
 A census of listed sites (``feedcensus commoncrawl --sites``) also gives, first, a ``not_archived``
 row for each listed site the index holds no page of, and, with ``--live``, fetches the feed links
 of the archived pages live (``FEEDCENSUS_FOLLOW_LINKS`` on): the autodiscovery middleware asks
-:meth:`ArchiveSpider.follow` for them, which names them ``archive-link``; they are ordinary
-requests of the crawl (network guard, robots.txt, politeness per host).
+the census spider's ``follow`` for them and names them ``archive-link``; they are ordinary requests
+of the crawl (network guard, robots.txt, politeness per host), on a frontier too.
 On a distributed frontier, ``feedcensus worker`` processes (the census spider) take these requests too.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -28,11 +27,11 @@ from crawler.archive.ccindex import IndexRow, read_index
 from crawler.archive.sites import ListedSite
 from crawler.requests import archive_record_request
 from crawler.spiders.census import CensusSpider
-from schemas.items import FetchContext, FetchRecord, NotDue
+from schemas.items import FetchContext, FetchRecord
 from schemas.vocab import Expect, Outcome, Via
 
 if TYPE_CHECKING:
-    from scrapy import Request
+    pass
 
 #: Common Crawl's public HTTPS endpoint for its WARC files.
 COMMON_CRAWL_BASE = "https://data.commoncrawl.org/"
@@ -86,14 +85,6 @@ class ArchiveSpider(CensusSpider):
                 error = f"no archived page of {site.domain} (rank {site.rank}) in the index"
                 yield FetchRecord.for_context(ctx, url, Outcome.NOT_ARCHIVED, error=error)
         yield from self._record_requests()
-
-    def follow(
-        self, url: str, ctx: FetchContext, *, priority_bias: int = 0, conditional: bool = True
-    ) -> Request | FetchRecord | NotDue:
-        """A live request; a feed link of an archived page (every page here is one) is named ``archive-link``."""
-        if ctx.via == Via.AUTODISCOVERY and ctx.depth == 1:
-            ctx = replace(ctx, via=Via.ARCHIVE_LINK)
-        return super().follow(url, ctx, priority_bias=priority_bias, conditional=conditional)
 
     def _record_requests(self) -> Iterator[Any]:
         for row in self.records:
