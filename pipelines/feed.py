@@ -113,6 +113,7 @@ def fetch_record(doc: FeedDocument, outcome: Outcome, error: str | None = None) 
         content_type=doc.headers.get("content-type"),
         bytes=len(doc.body),
         fetched_at=doc.fetched_at,
+        waited_for=doc.waited_for,
         **warc_location(doc),
         **logged_headers(doc.headers),
     )

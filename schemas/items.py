@@ -86,6 +86,8 @@ class FetchContext:
 
 #: The key of :class:`FetchContext` in a Scrapy request's ``meta``.
 CONTEXT_META_KEY = "fc"
+#: A request's meta key saying what it waited for before it was sent (a pause of its host): fetch_log.waited_for.
+WAITED_META_KEY = "feedcensus_waited_for"
 
 
 def context_from_meta(meta: Mapping[str, Any]) -> FetchContext | None:
@@ -117,6 +119,7 @@ class FeedDocument:
     depth: int
     check_reflexive: bool = False  # fetch the channel's link page and look for this feed there
     fetched_at: datetime = field(default_factory=utcnow)
+    waited_for: str | None = None  # the pause of its host the request waited for (fetch_log.waited_for)
     # Where the response is archived (crawl --warc, or a replay): the columns of the same names.
     warc_filename: str | None = None
     warc_record_offset: int | None = None
@@ -139,6 +142,7 @@ class FetchRecord:
     bytes: int | None = None
     fetched_at: datetime = field(default_factory=utcnow)
     retry_after: str | None = None  # the Retry-After header of a 429 / 503
+    waited_for: str | None = None  # the pause of its host the request waited for before it was sent
     next_due: datetime | None = None  # for a feed: when the schedule next lets it be fetched
     due_hint: str | None = None  # a schemas.vocab.DueHint
     due_reason: str | None = None

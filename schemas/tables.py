@@ -24,8 +24,9 @@ from schemas.pickling import by_fields
 # 1.1: conformance.source, .w3c; 1.2: incremental crawl state; 1.3: the workers table; 1.4: WARC locations;
 # 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files);
 # 1.6: items.date_form not-tried (dates past a document's share of dateparser: pipelines/document/dates.py);
-# 1.7: discovered_via archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live).
-SCHEMA_VERSION = "1.7"
+# 1.7: discovered_via archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live);
+# 1.8: fetch_log.waited_for, outcome deferred (a host's pause: crawler/middlewares/hostpause.py).
+SCHEMA_VERSION = "1.8"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -331,7 +332,7 @@ FETCH_LOG: tuple[Field, ...] = (
     _f(
         "outcome",
         pa.string(),
-        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it; commoncrawl --sites: the index holds no page of a listed site, url is http://<domain>/), parse_error (a feed or HTML page whose document worker died while reading it: no other rows), parse_timeout (a feed or HTML page whose reading ran past `FEEDCENSUS_PARSE_TIMEOUT`: no other rows), not_due (a known feed not due yet), duplicate, invalid_url, unsupported_scheme, input_error.",
+        "feed, page, opml, robots (a robots.txt fetch), not_modified (a 304 to a conditional GET), not_feed, http_error, network_error, timeout, too_large, redirect_loop, refused, robots_denied, not_archived (a replay: the archives hold no response for it; commoncrawl --sites: the index holds no page of a listed site, url is http://<domain>/), parse_error (a feed or HTML page whose document worker died while reading it: no other rows), parse_timeout (a feed or HTML page whose reading ran past `FEEDCENSUS_PARSE_TIMEOUT`: no other rows), not_due (a known feed not due yet), deferred (not fetched: its host asked, with Retry-After, to be left alone for longer than `FEEDCENSUS_HOST_PAUSE_MAX`; error says until when), duplicate, invalid_url, unsupported_scheme, input_error.",
         nullable=False,
     ),
     _f("error", pa.string(), "One-line reason when the outcome is not a success."),
@@ -343,6 +344,13 @@ FETCH_LOG: tuple[Field, ...] = (
         "archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live).",
     ),
     _f("depth", pa.int32(), "Hops from the input (0 for inputs)."),
+    _f(
+        "waited_for",
+        pa.string(),
+        "Why the request waited before it was sent: its host had asked the crawl to slow down (a 429 or 503, "
+        "its Retry-After or a back-off), e.g. 'example.org asked to slow down: 429 with Retry-After 20'; null "
+        "when it did not wait for a pause.",
+    ),
     _f("content_type", pa.string(), "The raw Content-Type header."),
     _f("bytes", pa.int64(), "Size of the body received."),
     _f("fetched_at", TIMESTAMP, "When the outcome was recorded.", nullable=False),

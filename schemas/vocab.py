@@ -38,6 +38,7 @@ class Outcome(StrEnum):
     PARSE_TIMEOUT = "parse_timeout"
     # bookkeeping: not fetched
     NOT_DUE = "not_due"  # a known feed its publisher's hints say is not due yet (fetch_log.next_due says when)
+    DEFERRED = "deferred"  # its host asked (Retry-After) to be left alone for longer than FEEDCENSUS_HOST_PAUSE_MAX
     DUPLICATE = "duplicate"
     INPUT_ERROR = "input_error"
 

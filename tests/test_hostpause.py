@@ -46,8 +46,11 @@ def test_a_throttling_answer_pauses_its_host_for_retry_after_capped() -> None:
     assert pause is not None and pause.until == 120.0 and "429 with Retry-After 20" in pause.reason
     assert pauses.paused("a.example", 119.0) is pause and pauses.paused("b.example", 119.0) is None
     assert pauses.paused("a.example", 120.0) is None and pauses.count(120.0) == 0
+    # Asked for longer than the cap: deferred until then (its requests recorded, not sent), not cut to the cap.
     long = pauses.answered("a.example", 503, "86400", now=200.0, wall=NOW)
-    assert long is not None and long.until == 260.0 and "capped at 60 s" in long.reason
+    assert long is not None and long.until == 86600.0 and long.deferred
+    assert "more than FEEDCENSUS_HOST_PAUSE_MAX (60 s)" in long.reason
+    assert pauses.adopt("b.example", 86600.0, long.reason).deferred  # another worker's deferred pause stays one
 
 
 def test_without_retry_after_the_back_off_doubles_until_a_good_answer() -> None:
@@ -126,6 +129,36 @@ def test_a_429_with_retry_after_pauses_every_request_to_the_host(tmp_path: Path)
     assert next(r for r in rows if str(r["url"]).endswith("/slow.xml"))["retry_after"] == str(RETRY_AFTER)
     # The host was asked again once its window was over.
     assert any(t >= first_429 + RETRY_AFTER - 0.5 for t, _ in log), log
+    # The rows of the requests that waited for the pause say so.
+    waited = [r for r in rows if r["waited_for"]]
+    assert waited and all(f"429 with Retry-After {RETRY_AFTER}" in r["waited_for"] for r in waited), waited
+    assert {r["outcome"] for r in waited} == {"feed"}
+
+
+def test_a_host_asking_for_longer_than_the_cap_has_its_requests_deferred_not_sent(tmp_path: Path) -> None:
+    """Retry-After 7200 with FEEDCENSUS_HOST_PAUSE_MAX=60: the host's other requests get deferred rows at
+    once, none reaches the host after the 429, and the crawl does not wait an hour (nor come back after 60 s)."""
+    web = Web()
+    web.add("/slow.xml", Route(status=429, body=b"no", headers={"Content-Type": "text/plain", "Retry-After": "7200"}))
+    feeds = [f"/f{n}.xml" for n in range(12)]
+    for path in feeds:
+        web.add(path, Route(FEED, headers={"Content-Type": "application/rss+xml"}, delay=0.3))
+    with TimedServer(web) as server:
+        urls = [a for p in ["/slow.xml", *feeds] for a in ("--url", server.url_for(p))]
+        proc = run_cli(
+            "crawl", *urls, "--out", str(tmp_path / "out"), "--no-reflexive", *QUICK_CRAWL,
+            "-s", "ROBOTSTXT_OBEY=False", "-s", "RETRY_TIMES=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+            "-s", "FEEDCENSUS_HOST_PAUSE_MAX=60", timeout=120,
+        )  # fmt: skip
+        log = list(server.log)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    refused_at = next(t for t, target in log if target == "/slow.xml")
+    assert [target for t, target in log if t > refused_at + 0.5] == []
+    rows = read_table(tmp_path / "out", "fetch_log").to_pylist()
+    deferred = [r for r in rows if r["outcome"] == "deferred"]
+    fetched = [r for r in rows if r["outcome"] == "feed"]
+    assert deferred and len(deferred) + len(fetched) == len(feeds), rows
+    assert all("Retry-After 7200" in r["error"] and r["status"] is None for r in deferred)
 
 
 def test_the_progress_line_counts_the_hosts_paused() -> None:

@@ -4,8 +4,10 @@ A 429 (Too Many Requests) or a 503 (Service Unavailable) speaks for the whole ho
 URL it answered: every request to that host waits until the host may be asked again. With a
 ``Retry-After`` header (seconds, or an HTTP date) the pause lasts that long; without one it is an
 exponential back-off per host (``base``, then twice that, ... after each throttling answer in a row),
-reset by the host's next good answer. Either way it is capped (``cap``), so a host that asks for a
-week cannot hold the crawl for a week.
+reset by the host's next good answer, capped (``cap``). A host whose ``Retry-After`` asks for longer
+than ``cap`` is *deferred* until then: its requests are not sent, and each is recorded as ``deferred``
+at once (a later run fetches them), so a host that asks for a week neither holds the crawl for a week
+nor gets asked again after an hour.
 
 :class:`HostPauses` holds the pauses of one crawl process; ``crawler/middlewares/hostpause.py`` applies
 them to Scrapy's downloader. Times are the caller's: a monotonic clock for the pauses, the wall clock
@@ -18,7 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-__all__ = ["THROTTLE_STATUSES", "HostPauses", "Pause", "retry_after_seconds"]
+__all__ = ["DEFERRED_MARK", "THROTTLE_STATUSES", "HostPauses", "Pause", "retry_after_seconds"]
+
+#: The words a deferred pause's reason ends with: another process of a job reads a pause it adopts by them.
+DEFERRED_MARK = "its requests are deferred"
 
 #: Answers that ask the whole host to be left alone for a while.
 THROTTLE_STATUSES = frozenset({429, 503})
@@ -51,6 +56,8 @@ class Pause:
 
     until: float
     reason: str
+    #: Longer than the cap: the host's requests are recorded as ``deferred`` instead of waiting.
+    deferred: bool = False
 
     def remaining(self, now: float) -> float:
         return max(0.0, self.until - now)
@@ -83,10 +90,14 @@ class HostPauses:
         else:
             seconds = self.base * 2.0 ** (strikes - 1)
             why = f"{status} without Retry-After, back-off {strikes} in a row"
-        if seconds > self.cap:
+        deferred = False
+        if seconds > self.cap and asked is not None:
+            why += f", more than FEEDCENSUS_HOST_PAUSE_MAX ({self.cap:g} s): {DEFERRED_MARK}"
+            deferred = True
+        elif seconds > self.cap:
             why += f", capped at {self.cap:g} s"
             seconds = self.cap
-        pause = Pause(now + seconds, f"{host} asked to slow down: {why}")
+        pause = Pause(now + seconds, f"{host} asked to slow down: {why}", deferred)
         current = self._pauses.get(host)
         if current is not None and current.until >= pause.until:
             return current  # an earlier, longer pause stands
@@ -98,7 +109,7 @@ class HostPauses:
         current = self._pauses.get(host)
         if current is not None and current.until >= until:
             return current
-        pause = Pause(until, reason)
+        pause = Pause(until, reason, reason.endswith(DEFERRED_MARK))
         self._pauses[host] = pause
         return pause
 

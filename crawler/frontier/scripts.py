@@ -390,7 +390,8 @@ end
 return {known, paused}
 """
 
-# ARGV: prefix, host, seconds, why. Pause the host for the whole job, unless a longer pause stands.
+# ARGV: prefix, host, seconds, why, '1' when deferred (its requests are still handed out, to be recorded as
+# deferred). Pause the host for the whole job, unless a longer pause stands.
 # Returns the seconds the host's pause lasts from now (as a string: Lua numbers lose their fraction).
 _PAUSE_HOST = """
 local t = now()
@@ -399,7 +400,7 @@ local current = tonumber(redis.call('HGET', p .. 'paused', ARGV[2]) or '0')
 if current >= ends then return tostring(current - t) end
 redis.call('HSET', p .. 'paused', ARGV[2], string.format('%.6f', ends))
 redis.call('HSET', p .. 'paused_why', ARGV[2], ARGV[4])
-redis.call('ZADD', p .. 'ready', 'XX', 'GT', ends, ARGV[2])
+if ARGV[5] ~= '1' then redis.call('ZADD', p .. 'ready', 'XX', 'GT', ends, ARGV[2]) end
 return tostring(ends - t)
 """
 

@@ -263,10 +263,12 @@ class Frontier:
         at = time.monotonic()
         self.paused = {str(flat[i]): (at + float(flat[i + 1]), str(flat[i + 2])) for i in range(0, len(flat) - 2, 3)}
 
-    def pause_host(self, host: str, seconds: float, why: str) -> float:
+    def pause_host(self, host: str, seconds: float, why: str, *, deferred: bool = False) -> float:
         """Pause ``host`` for every worker of the job for ``seconds`` (a longer pause already there stands);
-        the seconds its pause lasts from now. Workers learn of it at their next heartbeat."""
-        left = float(self._run("pause_host", host, repr(float(seconds)), why))
+        the seconds its pause lasts from now. Workers learn of it at their next heartbeat. No worker is
+        handed the host's requests meanwhile, but for a ``deferred`` host: those are handed out, to be
+        recorded as deferred."""
+        left = float(self._run("pause_host", host, repr(float(seconds)), why, "1" if deferred else "0"))
         self.paused[host] = (time.monotonic() + left, why)
         return left
 

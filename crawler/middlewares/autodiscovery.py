@@ -25,7 +25,7 @@ from crawler.requests import context_of, first_url
 from crawler.spiders.census import CensusSpider, response_headers
 from pipelines.document.pool import Lost
 from pipelines.workers import document_workers
-from schemas.items import FeedLink, FetchRecord, PageLinks
+from schemas.items import WAITED_META_KEY, FeedDocument, FeedLink, FetchRecord, PageLinks
 from schemas.vocab import Expect, Via
 
 if TYPE_CHECKING:
@@ -69,6 +69,8 @@ class AutodiscoveryMiddleware:
         )
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
+        if response.meta.get(WAITED_META_KEY):
+            result = _waited(response, result)
         page: FetchRecord | None = None
         for o in result:
             if page is None and _html_record(o) is not None:
@@ -80,6 +82,8 @@ class AutodiscoveryMiddleware:
             yield from self._discover(response, page, task, task.run() if task is not None else None)
 
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        if response.meta.get(WAITED_META_KEY):
+            result = _waited_async(response, result)
         page: FetchRecord | None = None
         async for o in result:
             if page is None and _html_record(o) is not None:
@@ -155,3 +159,23 @@ class AutodiscoveryMiddleware:
 
 def _html_record(o: object) -> FetchRecord | None:
     return o if isinstance(o, FetchRecord) and o.html else None
+
+
+def _tag_waited(o: Any, why: str) -> None:
+    """The fetch_log row of a response whose request waited for its host's pause says so (``waited_for``)."""
+    if isinstance(o, FetchRecord | FeedDocument) and o.waited_for is None:
+        o.waited_for = why
+
+
+def _waited(response: Response, result: Iterable[Any]) -> Iterator[Any]:
+    why = str(response.meta[WAITED_META_KEY])
+    for o in result:
+        _tag_waited(o, why)
+        yield o
+
+
+async def _waited_async(response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    why = str(response.meta[WAITED_META_KEY])
+    async for o in result:
+        _tag_waited(o, why)
+        yield o

@@ -24,8 +24,12 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.asyncio import call_later
+from twisted.python.failure import Failure
 
 from crawler.fetch.politeness import HostPauses, Pause
+from crawler.outcomes import RefusedRequest
+from schemas.items import WAITED_META_KEY
+from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
     from typing import Self
@@ -37,8 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: The request's meta key saying why it waited (a pause it found its host in).
-WAITED_META = "feedcensus_waited_for"
+#: The request's meta key saying why it waited (a pause it found its host in): its fetch_log row's waited_for.
+WAITED_META = WAITED_META_KEY
 
 
 class HostPauseMiddleware:
@@ -86,6 +90,8 @@ class HostPauseMiddleware:
         if pause is None:
             self._held.pop(key, None)
             return
+        if pause.deferred:  # not sent, not dropped: a deferred row now, fetched by a later run
+            raise self._deferred(pause, now)
         request.meta[WAITED_META] = pause.reason
         self.crawler.stats.inc_value("politeness/requests_waited")
         slot = downloader.slots.get(key)
@@ -118,13 +124,17 @@ class HostPauseMiddleware:
                 from crawler.frontier import FrontierError
 
                 try:
-                    left = frontier.pause_host(key, pause.remaining(now), pause.reason)
+                    left = frontier.pause_host(key, pause.remaining(now), pause.reason, deferred=pause.deferred)
                 except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
                     logger.warning("frontier: could not share the pause of %s: %s", key, exc)
                 else:
                     pause = self.pauses.adopt(key, now + left, pause.reason)
             slot = downloader.slots.get(key)
-            if slot is not None:
+            if slot is not None and pause.deferred:  # the requests waiting in its slot are recorded, not sent
+                while slot.queue:
+                    _, waiting = slot.queue.popleft()
+                    waiting.errback(Failure(self._deferred(pause, now)))  # type: ignore[no-untyped-call]
+            elif slot is not None:
                 self._hold(downloader, key, slot, pause, now)
             self.crawler.stats.inc_value("politeness/pauses")
             self._count_paused(now)
@@ -148,8 +158,16 @@ class HostPauseMiddleware:
         self._held = {key: pause for key, pause in self._held.items() if pause.until > now}
         self.crawler.stats.set_value("politeness/hosts_paused", self.pauses.count(now))
 
+    def _deferred(self, pause: Pause, now: float) -> RefusedRequest:
+        """What a request to a deferred host raises: its fetch_log row, outcome ``deferred``."""
+        self.crawler.stats.inc_value("politeness/requests_deferred")
+        return RefusedRequest(f"{pause.reason} ({pause.remaining(now):.0f} s more)", outcome=Outcome.DEFERRED)
+
     def _hold(self, downloader: Downloader, key: str, slot: Any, pause: Pause, now: float) -> None:
-        """Start nothing from ``slot`` until the pause ends (Scrapy's own delay mechanism: the slot's latercall)."""
+        """Start nothing from ``slot`` until the pause ends (Scrapy's own delay mechanism: the slot's latercall).
+        The requests waiting in the slot say so in their rows (``waited_for``)."""
+        for request, _ in slot.queue:
+            request.meta.setdefault(WAITED_META, pause.reason)
         if self._held.get(key) is pause and slot.latercall is not None:
             return  # already held for this pause
         if slot.latercall is not None:

@@ -28,7 +28,7 @@ from crawler.requests import context_of, first_url, make_request
 from pipelines.document.sniff import Sniffed, sniff
 from pipelines.history import history_of
 from pipelines.writer import Dataset, dataset_of
-from schemas.items import FeedDocument, FetchContext, FetchRecord, NotDue, logged_headers
+from schemas.items import WAITED_META_KEY, FeedDocument, FetchContext, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Expect, Outcome, Via
 
 if TYPE_CHECKING:
@@ -332,6 +332,7 @@ class CensusSpider(Spider):
             **(self._warc(response) if response is not None else {}),
             **logged_headers(response_headers(response) if response is not None else {}),
         )
+        record.waited_for = request.meta.get(WAITED_META_KEY)
         archived = request.cb_kwargs.get("archived")
         if archived:  # a web archive's record (feedcensus commoncrawl): the row is about the URL it holds
             record.url, record.final_url = archived["url"], None

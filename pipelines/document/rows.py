@@ -86,6 +86,7 @@ def fetch_row(rec: FetchRecord) -> Row:
         "bytes": rec.bytes,
         "fetched_at": rec.fetched_at,
         "retry_after": rec.retry_after,
+        "waited_for": rec.waited_for,
         "next_due": rec.next_due,
         "due_hint": rec.due_hint,
         "due_reason": rec.due_reason,
@@ -276,6 +277,7 @@ def feed_rows(
                     content_type=ctype,
                     bytes=len(doc.body),
                     fetched_at=doc.fetched_at,
+                    waited_for=doc.waited_for,
                     **warc_location(doc),
                     **logged_headers(doc.headers),
                 )
