@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from crawler.cli import build_parser
-from crawler.cli.crawl import crawl_settings, options_of
+from crawler.cli.crawl import options_of
+from crawler.cli.options import crawl_settings
 from crawler.fetch.discovery import discover
 
 BODY_LINK = (

@@ -31,8 +31,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from crawler.cli.commoncrawl import cmd_commoncrawl
-from crawler.cli.crawl import cmd_crawl, cmd_demo
+from crawler.cli.crawl import cmd_crawl
 from crawler.cli.datasets import cmd_changes, cmd_compact, cmd_due, cmd_survey
+from crawler.cli.demo import cmd_demo
 from crawler.cli.distributed import cmd_status, cmd_worker
 from crawler.cli.documents import cmd_discover, cmd_lint, cmd_rules
 from crawler.cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, CliError, is_arrow_error

@@ -21,14 +21,9 @@ import argparse
 import sys
 from typing import Any
 
-from crawler.cli.crawl import (
-    checked_settings,
-    crawl,
-    crawl_settings,
-    report_end,
-    start_frontier,
-)
+from crawler.cli.crawl import crawl, report_end, start_frontier
 from crawler.cli.errors import fail
+from crawler.cli.options import checked_settings, crawl_settings
 from crawler.fetch.words import counted
 
 #: What the census over an archive changes (a -s given on the command line still wins).

@@ -19,15 +19,8 @@ from crawler.cli.errors import EXIT_FRONTIER, fail
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from crawler.cli import jobsettings
-    from crawler.cli.crawl import (
-        check_frontier,
-        checked_settings,
-        crawl,
-        crawl_settings,
-        project_settings,
-        report_end,
-        warn_password,
-    )
+    from crawler.cli.crawl import crawl, report_end, warn_password
+    from crawler.cli.options import check_frontier, checked_settings, crawl_settings, project_settings
 
     settings = checked_settings(args)
     if not args.out:

@@ -14,16 +14,9 @@ import argparse
 import sys
 from typing import Any
 
-from crawler.cli.crawl import (
-    check_given_inputs,
-    checked_settings,
-    crawl,
-    crawl_settings,
-    project_settings,
-    report_end,
-    start_frontier,
-)
+from crawler.cli.crawl import check_given_inputs, crawl, report_end, start_frontier
 from crawler.cli.errors import fail
+from crawler.cli.options import checked_settings, crawl_settings, project_settings
 
 #: The replay's download handler, for both schemes.
 HANDLER = "crawler.handlers.warc.WarcReplayHandler"
@@ -82,7 +75,7 @@ def replay_settings(index: Any, settings: Any) -> dict[str, Any] | None:
 
 def shown_setting(name: str, value: Any) -> str:
     """A setting as the command line gives it: its flag where one sets it (``--no-reflexive``), else ``-s``."""
-    from crawler.cli.crawl import FLAG_SETTINGS
+    from crawler.cli.options import FLAG_SETTINGS
 
     for flag, (setting, flag_value) in FLAG_SETTINGS.items():
         if setting == name and flag_value == value and flag != "follow_body_links":
@@ -98,7 +91,7 @@ def shown_setting(name: str, value: Any) -> str:
 
 def given_here(args: argparse.Namespace) -> set[str]:
     """The settings the replay's own command line sets (its flags and ``-s``): they win over the archive's."""
-    from crawler.cli.crawl import FLAG_SETTINGS, INTERVAL_SETTINGS
+    from crawler.cli.options import FLAG_SETTINGS, INTERVAL_SETTINGS
 
     names = {setting for flag, (setting, _) in FLAG_SETTINGS.items() if getattr(args, flag, False)}
     names |= {setting for option, setting in INTERVAL_SETTINGS.items() if getattr(args, option, None)}
