@@ -95,7 +95,7 @@ table's ``schemas.items.PageFacts``. Decisions:
   every generator we know writes it, and where a meta after ``</head>`` but
   before the body still goes). A generator meta in the body is not read: the
   body fast path would have to stop at every body ``<meta>`` (microdata), which
-  measured three times slower on such pages; the page markers still see the
+  is much slower on such pages (benchmarks/RESULTS.md, section 11); the page markers still see the
   platform. Pages often carry several (``WordPress 6.4`` then a page
   builder's); all of them, up to ``_MAX_GENERATORS``, go to the platform
   fingerprints, the first is the column.

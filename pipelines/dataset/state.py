@@ -94,11 +94,11 @@ _DATES = (
 #: The overlay (``tail``) answers before the shared index (``main``): its jobs are all later.
 _DBS = ("tail", "main")
 
-#: Feed states a :class:`StateIndex` keeps once looked up: a crawl asks for a feed's state when it
-#: requests the feed and again when the response comes, and each lookup is several queries (about
-#: 175 us). On one machine the spider keeps the scheduler near empty, so the response comes a few
-#: hundred URLs later; a distributed job's response often reaches another worker, which looks it up
-#: itself (only the time is lost).
+#: Feed states a :class:`StateIndex` keeps once looked up: a crawl asks for a feed's state when it requests
+#: the feed and again when the response comes, and each lookup is several queries (benchmarks/RESULTS.md,
+#: section 11). On one machine the spider keeps the scheduler near empty, so the response comes a few
+#: hundred URLs later; a distributed job's response often reaches another worker, which looks it up itself
+#: (only the time is lost).
 _REMEMBERED_STATES = 4096
 
 
@@ -262,7 +262,7 @@ class StateIndex:
 
     def count(self) -> int:
         """How many states :meth:`feeds` gives, counted in SQLite when no job is being written (every URL
-        the shared index lists then has a state), instead of building each one (0.15 ms a feed)."""
+        the shared index lists then has a state), instead of building each one."""
         if self.overlay_jobs:  # the overlay can hide a 429/503 of the shared index: build them
             return len(self.feeds())
         with self._lock:

@@ -189,7 +189,7 @@ def _decode_row(text: str) -> dict[str, Any]:
 
 def _nonempty(values: pa.Array[Any]) -> pa.Array[Any]:
     """The strings, with empty ones as null."""
-    import pyarrow.compute as pc  # imported here, as in the other builders: a first crawl builds no index (60 ms)
+    import pyarrow.compute as pc  # imported here, as in the other builders: a first crawl builds no index
 
     # Scalars made here, not at import: pa.scalar imports pandas (0.2 s), which a first job never needs.
     empty, null = pa.scalar("", pa.string()), pa.scalar(None, pa.string())

@@ -33,8 +33,8 @@ class Task(Protocol[T_co]):
 
 
 #: The tables of a parsed feed that nothing in the crawling process reads, only writes: a worker
-#: sends them as Arrow record batches (:meth:`TableRows.encode`). Items only of a feed none of whose
-#: items an earlier job saw (:attr:`Job.known_items`).
+#: sends them as Arrow record batches (:meth:`TableRows.encode`). Items only when no earlier job saw
+#: any item of the feed (:attr:`Job.known_items`).
 ENCODED_TABLES = ("items", "element_usage", "conformance")
 
 

@@ -1,9 +1,9 @@
 """Document work in worker processes: the per-feed path and page reading off the crawling process, on every core.
 
 Parsing, tallying, checking and building rows (:func:`pipelines.document.process.document_rows`)
-is pure CPU work, about 1.4 ms per feed on the benchmark corpus, and in one process it shares a
+is pure CPU work, and in one process it shares a
 core with Scrapy's reactor; reading an HTML page for its feed links and facts
-(``crawler.fetch.discovery.read_page``) is a few tenths of a millisecond more per page. A
+(``crawler.fetch.discovery.read_page``) is more of it. A
 :class:`DocumentPool` runs such work in ``workers`` processes instead. Work is a :class:`Task`: a
 picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's; both are in
 :mod:`pipelines.document.jobs`, with the answers).
@@ -27,12 +27,10 @@ picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's
 - **Only bytes cross the boundary.** The task goes in pickled, the answer comes back pickled, with
   the tables the crawling process only writes (:data:`ENCODED_TABLES`: items, element_usage,
   conformance) inside it as Arrow IPC record batches that it passes to the dataset writer as they
-  are. Measured on 200 feeds of the benchmark crawl's web (19 items and 38 element_usage rows
-  each), per feed: unpickling the rows as dicts took 240 us in the crawling process and the
-  writer's Arrow conversion (in one batch per commit) 100 us more; unpickling the answer with the
-  batches in it takes 45 us, and the writer decodes them at its commit. Building small batches
-  per feed costs the worker about 190 us more than pickling dicts (on the large parse-benchmark
-  feeds, more than the crawling process saves: benchmark 1's 2-worker figure). Messages are
+  are: unpickling batches costs the crawling process much less than unpickling dicts and converting
+  them, and the writer decodes them at its commit. Building small batches costs the worker more than
+  pickling dicts (on the large parse-benchmark feeds, more than the crawling process saves: benchmark
+  1's 2-worker figure; the per-feed figures: benchmarks/RESULTS.md, section 11). Messages are
   framed as :class:`multiprocessing.connection.Connection` frames them (a 4-byte length), which
   is what a worker reads and writes.
 
@@ -166,8 +164,8 @@ _CODE_ROOT = str(Path(__file__).resolve().parents[2])
 #: How large a buffer the pipe from a worker reads into before it waits for the crawl to take the data.
 _READ_LIMIT = 2**20
 #: The size a worker asks for its pipes (Linux's default is 64 KiB and its default maximum 1 MiB): with
-#: the default, the event loop wrote a feed in 64 KiB steps, and 2 workers parsed the 198 benchmark
-#: feeds about 12 % slower.
+#: the default, the event loop wrote a feed in 64 KiB steps, and 2 workers parsed the benchmark feeds
+#: measurably slower (benchmarks/RESULTS.md, section 11).
 _PIPE_BYTES = 2**20
 
 

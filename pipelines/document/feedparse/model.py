@@ -49,7 +49,8 @@ class ParsedItem:
 class Usage:
     """How often one element or attribute occurs at one scope (see "Scopes of the tally" in the package docstring).
 
-    Positional (five fields, built in one place, once per tally row: keywords cost ~2.5x a positional call).
+    Positional: it is built in one place, once per tally row, and keywords are slower
+    (benchmarks/RESULTS.md, section 11).
     """
 
     scope: str
