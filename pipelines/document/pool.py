@@ -1,9 +1,8 @@
 """Document work in worker processes: the per-feed path and page reading off the crawling process, on every core.
 
 Parsing, tallying, checking and building rows (:func:`pipelines.document.process.document_rows`)
-is pure CPU work, and in one process it shares a
-core with Scrapy's reactor; reading an HTML page for its feed links and facts
-(``crawler.fetch.discovery.read_page``) is more of it. A
+is pure CPU work, and in one process it shares a core with Scrapy's reactor; so is reading an HTML
+page for its feed links and facts (``crawler.fetch.discovery.read_page``). A
 :class:`DocumentPool` runs such work in ``workers`` processes instead. Work is a :class:`Task`: a
 picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's; both are in
 :mod:`pipelines.document.jobs`, with the answers).
