@@ -19,7 +19,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import crawl_demo, read_table
 
 from crawler.extensions.workers import worker_row
 from crawler.fetch.discovery import read_page
@@ -31,6 +30,7 @@ from pipelines.document.sites import site_of
 from schemas.items import FeedDocument, FetchRecord, PageLinks
 from schemas.rowtypes import ROW_TYPES, RowError, check_rows
 from schemas.tables import PARTITION_KEY, TABLES, arrow_schema, decode_rows
+from tests.conftest import crawl_demo, read_table
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 DISCOVERY_PAGES = Path(__file__).parent / "data" / "discovery"
