@@ -305,7 +305,7 @@ def hygiene(con: duckdb.DuckDBPyConnection) -> list[Table]:
             "Hygiene and the operational quality score",
             items,
             "Duplicates are within one feed. The quality score is the peer's, written down in "
-            "docs/survey-breadth.md and crawler/report/breadth.py.",
+            "docs/survey-breadth.md and crawler/report/breadth/__init__.py.",
             _missing(("feeds", "link_rels"), ("feeds", "hub_url")),
         ),
         Table(
