@@ -1,4 +1,4 @@
-"""Benchmark 11: a census of N listed sites three ways, on the loopback census world (issue 39).
+"""Benchmark 12: a census of N listed sites three ways, on the loopback census world (issue 39).
 
 The world (``crawler/demo/censusworld.py``) with ``--sites`` listed sites and as many unlisted ones,
 pages of about 10 KB and feed items of about 10 KB before compression (``filler``: 1,500 words), WARC files in Common Crawl's

@@ -182,7 +182,7 @@ def profile_round(one_round: Callable[[], int], top: int = 15) -> tuple[list[tup
     for (filename, line, func), (_cc, nc, tt, ct, _callers) in raw.items():
         where = Path(filename).name if filename not in ("~", "") else ""
         label = f"{where}:{line}({func})" if where else func
-        # the module's path in the project (pipelines/document/feedparse.py): from the last package folder named
+        # the module's path in the project (pipelines/document/feedparse/read.py): from the last package folder named
         at = max(filename.rfind(marker) for marker in ("/pipelines/", "/crawler/", "/schemas/"))
         if at >= 0:
             label = f"{filename[at + 1 :]}:{line}({func})"

@@ -150,6 +150,8 @@ def child(tree: Path, without_identity: bool) -> None:
     mods = {role: import_first(names) for role, names in MODULES.items()}
     check_strays(tree)
     feedparse: Any = mods["feedparse"]
+    # the module whose item reader calls _identify: the module itself, or (since issue 38) the package's read.py
+    feedparse = sys.modules.get(feedparse.__name__ + ".read", feedparse)
     identity = "absent"
     if hasattr(feedparse, "_identify"):
         identity = "off" if without_identity else "on"

@@ -33,6 +33,7 @@ SECTIONS = [
     "profile",
     "scaling",
     "stages",
+    "figures",
 ]
 TITLES = {
     "parse": "1. Parse path vs peers and the lxml limit",
@@ -46,6 +47,9 @@ TITLES = {
     "profile": "8. The reactor thread, with the per-feed work on it and in worker processes (issue 15)",
     "scaling": "9. Cores and document workers (issue 15)",
     "stages": "10. The per-feed path stage by stage, before the architecture refactor and now (issue 10)",
+    # no runner: written by hand, kept as it is by every run
+    "figures": "11. Figures that were in code comments (issue 38)",
+    "census": "12. A census of listed sites three ways: every record, feed records, archived pages + live feeds (issue 39)",
 }
 
 ANALYSIS = {

@@ -167,25 +167,27 @@ EXTENSIONS = {
     "crawler.extensions.gc_threshold.GcThreshold": 540,
 }
 # Scrapy default: scrapy.statscollectors.MemoryStatsCollector. The same collector without the
-# attribute lookup Scrapy 2.19 added to warn about a deprecated argument: 4.8 -> 0.22 us a call, 17
-# calls a response (crawler/stats.py).
+# attribute lookup Scrapy 2.19 added to warn about a deprecated argument, which made every stats call
+# about 20 times slower, at 17 calls a response (crawler/stats.py; the figures: benchmarks/RESULTS.md,
+# section 11).
 STATS_CLASS = "crawler.stats.CensusStats"
-# Scrapy default: scrapy.utils.request.RequestFingerprinter. The same fingerprints, 57 -> 4 us a
-# request for a URL that is canonical already (crawler/fingerprint.py).
+# Scrapy default: scrapy.utils.request.RequestFingerprinter. The same fingerprints, made much faster
+# for a URL that is canonical already (crawler/fingerprint.py; the figures: benchmarks/RESULTS.md,
+# section 11).
 REQUEST_FINGERPRINTER_CLASS = "crawler.fingerprint.CensusFingerprinter"
 # Scrapy default: RFPDupeFilter. Same filter, seeded on --resume with the URLs the job already wrote.
 DUPEFILTER_CLASS = "crawler.extensions.resume.ResumeDupeFilter"
 
 # --- Engine ---------------------------------------------------------------------------
 # Scrapy default: 100. Scrapy starts this many asyncio tasks for every response's output, however
-# little it yields (~30% of the crawl's CPU at 100; at 8, 0.2 ms a response more than at 1:
-# benchmarks/RESULTS.md). A census response yields at most one item that waits for a document worker
-# (a feed's); what else waits is the dataset's back-pressure (ParquetPipeline: too many commits
+# little it yields: a large part of the crawl's CPU at 100, and still measurable at 8
+# (benchmarks/RESULTS.md, section 11). A census response yields at most one item that waits for a
+# document worker (a feed's); what else waits is the dataset's back-pressure (ParquetPipeline: too many commits
 # queued), and a page's feed requests, yielded after its item, then wait with it, as they should.
 CONCURRENT_ITEMS = 1
 # Scrapy default: True. The check parses the callback's source with ast, and its cache is keyed
-# by the bound method, which dies at once, so it runs again and again (~2 ms each). Our callbacks
-# return no values; ruff and the tests guard that.
+# by the bound method, which dies at once, so it runs again for every response
+# (benchmarks/RESULTS.md, section 11). Our callbacks return no values; ruff and the tests guard that.
 WARN_ON_GENERATOR_RETURN_VALUE = False
 # Python default: 0.005 s (sys.setswitchinterval). Seconds a thread may keep the interpreter lock while
 # another waits for it. The reactor lets go of the lock at every socket call; the thread that commits
@@ -286,8 +288,8 @@ FEEDCENSUS_REPLAY: list[str] = []
 # single core gets anyway).
 FEEDCENSUS_WORKERS: int | str = "auto"
 # Seconds one document may take in a worker before the worker is stopped and replaced; a feed is
-# then recorded as parse_timeout, a page with that error and without its links (the 198 benchmark
-# feeds take 3 ms each on average, 41 ms at most).
+# then recorded as parse_timeout, a page with that error and without its links. Over a thousand
+# times what the slowest benchmark feed takes (benchmarks/RESULTS.md, section 11).
 FEEDCENSUS_PARSE_TIMEOUT = 60.0
 # Distributed crawls (docs/distributed.md). A Redis URL: the job's queue, duplicate filter and leases
 # live there and any number of `feedcensus worker` processes share them. Empty: Scrapy's own

@@ -6,7 +6,7 @@ table (``pipelines.document.rows``): :func:`pipelines.document.process.document_
 pure. It runs in a pool of worker processes (``FEEDCENSUS_WORKERS``, see
 :mod:`pipelines.document.pool`; the default, ``auto``, gives cores - 1), or in this process
 when that is 0 (and on one core). What needs the earlier jobs of the dataset is added here, in the
-crawling process: which items are new (for a feed none of whose items an earlier job saw, the worker
+crawling process: which items are new (when no earlier job saw any item of the feed, the worker
 marks them all new and sends the items as Arrow) and when the feed is next due; this class also adds
 stats.
 
@@ -139,7 +139,7 @@ def schedule(rows: TableRows, rate: float | None, policy: Policy) -> None:
     feeds = rows.rows.get("feeds")
     if not feeds or feeds[0]["format"] == "unknown":
         return
-    # The hints, not --ignore-hints: a copy of the policy only when it ignores them (replace() costs about 8 us).
+    # The hints, not --ignore-hints: a copy of the policy only when it ignores them (replace() is not free).
     due = next_due(row_hints(feeds[0], rate), replace(policy, ignore_hints=False) if policy.ignore_hints else policy)
     for log in rows.rows.get("fetch_log", ()):
         log.update(next_due=due.at, due_hint=due.hint, due_reason=due.reason)

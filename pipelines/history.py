@@ -124,8 +124,8 @@ class History:
         stats.set_value("feedcensus/history/jobs", len(self.index.jobs))
         stats.set_value("feedcensus/history/feeds", known)
         if not self.index.jobs:
-            # The first job of a dataset: nothing to look up for each request and feed (measured: 6
-            # SQLite queries per response, 5 % of a first crawl's CPU), so none are made.
+            # The first job of a dataset: there is nothing to look up, so no query is made for each
+            # request and feed (what they cost a first crawl: benchmarks/RESULTS.md, section 11).
             self.index.close()
             self.index = None
         else:

@@ -455,10 +455,9 @@ def encode_rows(table: str, rows: list[dict[str, Any]]) -> Encoded:
     """``rows`` (dicts keyed by column name) as one record batch of ``table``'s schema, serialized.
 
     The same batch as ``RecordBatch.from_pylist``, built as one struct array: one conversion call for
-    the rows instead of one per column. A feed's 19 items took 230 us instead of 405 us (each
-    ``pa.array`` call costs about 10 us before its first value). For a commit's thousands of rows
-    ``from_pylist`` is the faster one (4.0 against 4.8 us an items row), so the dataset writer keeps
-    it (pipelines/dataset/store.py, ``arrow_table``).
+    the rows instead of one per column, which is faster for a feed's few rows. For a commit's thousands
+    of rows ``from_pylist`` is the faster one, so the dataset writer keeps it
+    (pipelines/dataset/store.py, ``arrow_table``; the figures: benchmarks/RESULTS.md, section 11).
     """
     rows_array: pa.StructArray = pa.array(rows, type=_row_type(table))  # type: ignore[assignment]  # a struct type gives a StructArray
     batch = pa.RecordBatch.from_struct_array(rows_array)  # serialized without its schema: decode_rows gives it

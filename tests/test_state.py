@@ -498,7 +498,7 @@ def test_an_index_locked_by_another_process_is_used_as_is_or_built_privately(
     three_jobs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     StateIndex.open(str(three_jobs)).close()
-    monkeypatch.setattr("pipelines.dataset.state.BUSY_TIMEOUT", 0.1)
+    monkeypatch.setattr("pipelines.dataset.statefiles.BUSY_TIMEOUT", 0.1)  # where the index is opened
     locker = sqlite3.connect(index_file(three_jobs), isolation_level=None)
     locker.execute("BEGIN IMMEDIATE")  # another process adding jobs for a long time
     try:

@@ -39,6 +39,7 @@ from pipelines.dataset.claims import (
     page_keys,
     winning_commits,
 )
+from schemas.rowtypes import check_rows
 from schemas.tables import PARTITION_KEY, TABLES, Encoded, arrow_schema, check_version, decode_rows
 
 if TYPE_CHECKING:
@@ -184,12 +185,18 @@ class DatasetWriter:
         self, tables: Mapping[str, Iterable[Mapping[str, Any]]], encoded: Mapping[str, Encoded] | None = None
     ) -> None:
         """Buffer rows of several tables, and rows already built into Arrow (``encoded``:
-        :func:`schemas.tables.encode_rows`); they land in the same commit."""
-        for table, rows in tables.items():
+        :func:`schemas.tables.encode_rows`); they land in the same commit.
+
+        :class:`~schemas.rowtypes.RowError`, and nothing buffered, when a row has a key its table has no
+        column for (Arrow would drop it silently) or no value for a non-nullable column (the commit would
+        fail later, on the writer's thread): the caller that built the row hears of it."""
+        checked = {table: rows if isinstance(rows, list) else list(rows) for table, rows in tables.items()}
+        for table, rows in checked.items():
+            check_rows(table, rows)
+        for table, rows in checked.items():
             buf = self._rows[table]
-            before = len(buf)
             buf.extend(rows)  # type: ignore[arg-type]
-            self._pending += len(buf) - before
+            self._pending += len(rows)
         for table, batch in (encoded or {}).items():
             self._encoded[table].append(batch)
             self._pending += batch.num_rows

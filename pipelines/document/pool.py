@@ -1,11 +1,11 @@
 """Document work in worker processes: the per-feed path and page reading off the crawling process, on every core.
 
 Parsing, tallying, checking and building rows (:func:`pipelines.document.process.document_rows`)
-is pure CPU work, about 1.4 ms per feed on the benchmark corpus, and in one process it shares a
-core with Scrapy's reactor; reading an HTML page for its feed links and facts
-(``crawler.fetch.discovery.read_page``) is a few tenths of a millisecond more per page. A
+is pure CPU work, and in one process it shares a core with Scrapy's reactor; so is reading an HTML
+page for its feed links and facts (``crawler.fetch.discovery.read_page``). A
 :class:`DocumentPool` runs such work in ``workers`` processes instead. Work is a :class:`Task`: a
-picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's).
+picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's; both are in
+:mod:`pipelines.document.jobs`, with the answers).
 
 - **Driven from the event loop, no thread waits for an answer.** :meth:`DocumentPool.run` writes
   the task to a worker's stdin and awaits its answer, which a reader task per worker takes from its
@@ -26,12 +26,10 @@ picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's
 - **Only bytes cross the boundary.** The task goes in pickled, the answer comes back pickled, with
   the tables the crawling process only writes (:data:`ENCODED_TABLES`: items, element_usage,
   conformance) inside it as Arrow IPC record batches that it passes to the dataset writer as they
-  are. Measured on 200 feeds of the benchmark crawl's web (19 items and 38 element_usage rows
-  each), per feed: unpickling the rows as dicts took 240 us in the crawling process and the
-  writer's Arrow conversion (in one batch per commit) 100 us more; unpickling the answer with the
-  batches in it takes 45 us, and the writer decodes them at its commit. Building small batches
-  per feed costs the worker about 190 us more than pickling dicts (on the large parse-benchmark
-  feeds, more than the crawling process saves: benchmark 1's 2-worker figure). Messages are
+  are: unpickling batches costs the crawling process much less than unpickling dicts and converting
+  them, and the writer decodes them at its commit. Building small batches costs the worker more than
+  pickling dicts (on the large parse-benchmark feeds, more than the crawling process saves: benchmark
+  1's 2-worker figure; the per-feed figures: benchmarks/RESULTS.md, section 11). Messages are
   framed as :class:`multiprocessing.connection.Connection` frames them (a 4-byte length), which
   is what a worker reads and writes.
 
@@ -54,7 +52,6 @@ import asyncio
 import collections
 import contextlib
 import fcntl
-import hashlib
 import importlib
 import logging
 import os
@@ -67,21 +64,29 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass
-from datetime import datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pipelines.dataset.schedule import items_per_week
-from pipelines.document.rows import TableRows, mark_novelty
-from schemas.items import FeedDocument
-from schemas.pickling import by_fields
+from pipelines.document.jobs import (
+    ENCODED_TABLES,
+    Answer,
+    Job,
+    Lost,
+    Parsed,
+    Task,
+    content_digest,
+    default_workers,
+    job_rows,
+    workers_setting,
+)
 from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
-    from pipelines.document.checks import RuleFailure
+    pass
 
 __all__ = [
+    "ENCODED_TABLES",
     "Answer",
     "DocumentPool",
     "Job",
@@ -98,7 +103,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
 
 #: Seconds a worker waits for its own exit at close before it is killed.
 _CLOSE_GRACE = 2.0
@@ -108,94 +112,12 @@ _READY = b"ready"  # sent by a worker once it has imported the document code
 _START_TIMEOUT = 60.0
 
 
-class Task(Protocol[T_co]):
-    """Work for a worker: a picklable object whose ``run`` the worker calls (pure CPU work over plain data).
-
-    Its class is pickled by name, so a worker imports the module that defines it with the first such
-    task: :class:`Job` (a feed document's rows) here, ``crawler.fetch.discovery.PageTask`` (an HTML
-    page's feed links and facts) there. What ``run`` returns must pickle too."""
-
-    def run(self) -> T_co: ...
-
-
-#: The tables of a parsed feed that nothing in the crawling process reads, only writes: a worker
-#: sends them as Arrow record batches (:meth:`TableRows.encode`). Items only of a feed none of whose
-#: items an earlier job saw (:attr:`Job.known_items`).
-ENCODED_TABLES = ("items", "element_usage", "conformance")
-
-
-@by_fields
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One feed document to process, and what its rows need besides it."""
-
-    doc: FeedDocument
-    now: datetime | None = None
-    job_id: str | None = None
-    #: The body's SHA-256, when the crawling process needed it first (to compare with the last fetch);
-    #: else None, and it is computed with the rest of the document's work (:func:`job_rows`).
-    content_hash: str | None = None
-    #: Earlier jobs saw items of this feed: the crawling process marks which items are new and
-    #: changed (it has the identities seen, which only grow), so the items stay dicts. Else every
-    #: item is new, marked here.
-    known_items: bool = False
-
-    def run(self) -> Parsed:
-        """In a worker: the rows, with the tables the crawling process only writes built into Arrow."""
-        return job_rows(self, encode=True)
-
-
-@by_fields
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    """A feed document's work, done: its rows (:data:`ENCODED_TABLES` as Arrow), the profile rules that
-    failed internally, and its items per week (for scheduling its next fetch)."""
-
-    rows: TableRows
-    failures: tuple[RuleFailure, ...]
-    items_per_week: float | None
-
-
-@by_fields
-@dataclass(frozen=True, slots=True)
-class Lost:
-    """The document's work was lost: it gets a fetch_log row with this outcome and error, and no other rows."""
-
-    outcome: Outcome  # parse_error or parse_timeout
-    error: str
-
-
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What a worker used in its life: CPU seconds (user + system) and its peak resident memory in bytes."""
 
     cpu_seconds: float
     peak_rss: int
-
-
-#: What :meth:`DocumentPool.run` answers for a :class:`Job`.
-Answer = Parsed | Lost
-
-
-def default_workers() -> int:
-    """The cores this process may run on, minus one for the reactor (0 on a single core: no pool)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(cores - 1, 0)
-
-
-def workers_setting(value: object) -> int:
-    """How many workers ``FEEDCENSUS_WORKERS`` asks for: ``auto`` is :func:`default_workers`, else a whole
-    number (ValueError otherwise; a negative number is 0). Unset (None, outside the project's settings): 0."""
-    if value is None:
-        return 0
-    if isinstance(value, str) and value.strip() == "auto":
-        return default_workers()
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError(f"not a whole number or auto: {value!r}")
-    return max(int(value), 0)
 
 
 def _serve(jobs: Connection, answers: Connection) -> None:
@@ -229,27 +151,6 @@ def _peak_rss(used: resource.struct_rusage) -> int:
     return used.ru_maxrss * 1024
 
 
-def content_digest(doc: FeedDocument) -> str | None:
-    """SHA-256 (hex) of the body as received; None for a 304, which has none."""
-    return hashlib.sha256(doc.body).hexdigest() if doc.status != 304 else None
-
-
-def job_rows(job: Job, *, encode: bool = False) -> Parsed:
-    """:func:`document_rows` for one job (hashing the body first unless the job says its hash), its
-    items marked new when no earlier job saw any, and its items per week. ``encode``: build the
-    :data:`ENCODED_TABLES` into Arrow (in a worker; in the crawling process the writer does it)."""
-    from pipelines.document.process import document_rows  # here: the crawling process needs it only without workers
-
-    digest = job.content_hash if job.content_hash is not None else content_digest(job.doc)
-    rows, failures = document_rows(job.doc, job.now, job_id=job.job_id, content_hash=digest)
-    rate = items_per_week([it["pub_date"] for it in rows.rows.get("items", ())], job.doc.fetched_at)
-    if not job.known_items:
-        mark_novelty(rows, {})
-    if encode:
-        rows.encode(t for t in ENCODED_TABLES if not (job.known_items and t == "items"))
-    return Parsed(rows, failures, rate)
-
-
 def _answer(task: Task[object]) -> object:
     try:
         return task.run()
@@ -262,8 +163,8 @@ _CODE_ROOT = str(Path(__file__).resolve().parents[2])
 #: How large a buffer the pipe from a worker reads into before it waits for the crawl to take the data.
 _READ_LIMIT = 2**20
 #: The size a worker asks for its pipes (Linux's default is 64 KiB and its default maximum 1 MiB): with
-#: the default, the event loop wrote a feed in 64 KiB steps, and 2 workers parsed the 198 benchmark
-#: feeds about 12 % slower.
+#: the default, the event loop wrote a feed in 64 KiB steps, and 2 workers parsed the benchmark feeds
+#: measurably slower (benchmarks/RESULTS.md, section 11).
 _PIPE_BYTES = 2**20
 
 

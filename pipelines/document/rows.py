@@ -1,7 +1,9 @@
 """Turning parse results, links and fetch records into table rows (pure).
 
 A row is a plain dict keyed by the column names of ``schemas.tables``; the
-writer builds Arrow record batches from them with the declared schema. A
+writer builds Arrow record batches from them with the declared schema. Each builder
+writes its row as its table's TypedDict (``schemas.rowtypes``), so mypy checks its keys
+and value types; it is then handed on as a plain ``Row``. A
 document worker builds the batches of the tables nothing after it reads
 itself (:meth:`TableRows.encode`), and they travel as Arrow IPC bytes.
 """
@@ -10,12 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pipelines.document.platforms import from_generator, from_headers
 from pipelines.document.sites import site_of
-from schemas.items import LINK_FIELDS, FeedDocument, FetchRecord, PageLinks, logged_headers
+from schemas.items import FeedDocument, FetchRecord, PageLinks, logged_headers
 from schemas.pickling import by_fields
+from schemas.rowtypes import (
+    ConformanceRow,
+    ElementUsageRow,
+    FeedsRow,
+    FetchLogRow,
+    ItemsRow,
+    LinksRow,
+    PagesRow,
+    WarcLocation,
+    check_rows,
+)
 from schemas.tables import FEEDS, Encoded, encode_rows
 
 if TYPE_CHECKING:
@@ -23,6 +36,12 @@ if TYPE_CHECKING:
     from pipelines.document.feedparse import ParsedFeed
 
 Row = dict[str, Any]
+
+
+def _plain(rows: list[Any]) -> list[Row]:
+    """Typed rows handed on as plain ones (the writer and the incremental code edit them by key)."""
+    return cast("list[Row]", rows)
+
 
 #: Content-Types the Universal Subscription Mechanism accepts for a feed.
 USM_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/rdf+xml"})
@@ -49,6 +68,7 @@ class TableRows:
         for table in tables:
             rows = self.rows.pop(table, None)
             if rows:
+                check_rows(table, rows)  # what the dataset writer checks of the other rows (store.py)
                 self.encoded[table] = encode_rows(table, rows)
 
 
@@ -63,7 +83,7 @@ def content_type_ok(content_type: str | None, fmt: str) -> bool | None:
     return media_type(content_type) in USM_TYPES
 
 
-def warc_location(fetched: FeedDocument | FetchRecord) -> dict[str, Any]:
+def warc_location(fetched: FeedDocument | FetchRecord) -> WarcLocation:
     """The WARC columns of a response's rows (all null when it is not archived)."""
     return {
         "warc_filename": fetched.warc_filename,
@@ -73,7 +93,7 @@ def warc_location(fetched: FeedDocument | FetchRecord) -> dict[str, Any]:
 
 
 def fetch_row(rec: FetchRecord) -> Row:
-    return {
+    row: FetchLogRow = {
         "url": rec.url,
         "final_url": rec.final_url,
         "status": rec.status,
@@ -97,35 +117,47 @@ def fetch_row(rec: FetchRecord) -> Row:
         # Derived here, from the URL alone, so every row has it whoever made the record (inputs, drops, robots).
         "site": site_of(rec.url),
     }
+    return cast("Row", row)
 
 
 def link_rows(page: PageLinks) -> list[Row]:
-    rows = []
+    rows: list[LinksRow] = []
     for link, followed in zip(page.links, page.followed, strict=True):
-        row: Row = {"page_url": page.page_url, **{f: getattr(link, f) for f in LINK_FIELDS}, "followed": followed}
-        row["reasons"] = list(link.reasons)
+        row: LinksRow = {
+            "page_url": page.page_url,
+            "href": link.href,
+            "href_raw": link.href_raw,
+            "rel": link.rel,
+            "type": link.type,
+            "title": link.title,
+            "position": link.position,
+            "in_head": link.in_head,
+            "conforms_rss": link.conforms_rss,
+            "conforms_atom": link.conforms_atom,
+            "reasons": list(link.reasons),
+            "followed": followed,
+        }
         rows.append(row)
-    return rows
+    return _plain(rows)
 
 
 def page_rows(page: PageLinks) -> list[Row]:
     """The ``pages`` row of an HTML page autodiscovery read (one, whether or not it advertises feeds)."""
     facts = page.facts
-    return [
-        {
-            "page_url": page.page_url,
-            "url": page.requested_url,
-            "site": site_of(page.page_url),
-            "html_lang": facts.html_lang,
-            "meta_generator": facts.meta_generator,
-            "platforms": list(facts.platforms),
-            "hreflangs": list(facts.hreflangs),
-            "feed_links": len(page.links),
-            "rel_alternate": facts.rel_alternate,
-            "rel_feed": facts.rel_feed,
-            "fetched_at": page.fetched_at,
-        }
-    ]
+    row: PagesRow = {
+        "page_url": page.page_url,
+        "url": page.requested_url,
+        "site": site_of(page.page_url),
+        "html_lang": facts.html_lang,
+        "meta_generator": facts.meta_generator,
+        "platforms": list(facts.platforms),
+        "hreflangs": list(facts.hreflangs),
+        "feed_links": len(page.links),
+        "rel_alternate": facts.rel_alternate,
+        "rel_feed": facts.rel_feed,
+        "fetched_at": page.fetched_at,
+    }
+    return _plain([row])
 
 
 def feed_rows(
@@ -147,120 +179,110 @@ def feed_rows(
     out = TableRows()
     is_feed = parsed.format != "unknown"
     self_url = parsed.self_url
-    out.add(
-        "feeds",
-        [
-            {
-                "url": url,
-                "final_url": doc.final_url,
-                "status": doc.status,
-                "content_type": ctype,
-                "content_type_ok": content_type_ok(ctype, parsed.format),
-                "format": parsed.format,
-                "version": parsed.version,
-                "well_formed": parsed.well_formed,
-                "parse_error": parsed.error,
-                "encoding": parsed.encoding,
-                "item_count": len(parsed.items),
-                "title": parsed.title,
-                "link": parsed.link,
-                "language": parsed.language,
-                "self_url": self_url,
-                "self_url_matches": None if self_url is None else self_url in (doc.final_url, url),
-                "reflexive": None,
-                "discovered_via": doc.discovered_via,
-                "source": doc.source,
-                "bytes": len(doc.body),
-                "errors": errors,
-                "warnings": len(findings) - errors,
-                "etag": doc.headers.get("etag"),
-                "last_modified": doc.headers.get("last-modified"),
-                "fetched_at": doc.fetched_at,
-                "changed": True,
-                "parsed_job": job_id,
-                "content_hash": content_hash,
-                "new_items": len(parsed.items),
-                "changed_items": 0,
-                "ttl": parsed.ttl,
-                "skip_hours": list(parsed.skip_hours),
-                "skip_days": list(parsed.skip_days),
-                "update_period": parsed.update_period,
-                "update_frequency": parsed.update_frequency,
-                "cache_control": doc.headers.get("cache-control"),
-                "expires": doc.headers.get("expires"),
-                "generator": parsed.generator,
-                "feed_date": parsed.feed_date,
-                "hub_url": parsed.hub_url,
-                "link_rels": list(parsed.link_rels),
-                "entry_languages": list(parsed.entry_languages),
-                "hreflangs": list(parsed.hreflangs),
-                "platforms": sorted(from_generator(parsed.generator) | from_headers(doc.headers)),
-                **warc_location(doc),
-            }
-        ],
-    )
-    out.add(
-        "items",
-        [
-            {
-                "feed_url": url,
-                "position": it.position,
-                "guid": it.guid,
-                "guid_is_permalink": it.guid_is_permalink,
-                "link": it.link,
-                "title": it.title,
-                "author": it.author,
-                "categories": it.categories,
-                "enclosure_url": it.enclosure_url,
-                "enclosure_type": it.enclosure_type,
-                "enclosure_length": it.enclosure_length,
-                "pub_date_raw": it.pub_date_raw,
-                "pub_date": it.pub_date,
-                "date_form": it.date_form,
-                "identity": it.identity,
-                "identity_source": it.identity_source,
-                "content_hash": it.content_hash,
-                "first_seen_job": job_id,
-                "is_new": True,
-                "is_changed": False,
-                "title_has_markup": it.title_has_markup,
-                "description_length": it.description_length,
-                "content_length": it.content_length,
-                "content_kind": it.content_kind,
-            }
-            for it in parsed.items
-        ],
-    )
-    out.add(
-        "element_usage",
-        [
-            {
-                "feed_url": url,
-                "scope": u.scope,
-                "element": u.element,
-                "count": u.count,
-                "items_with": u.items_with,
-                "defined": u.defined,
-            }
-            for u in parsed.usage
-        ],
-    )
-    out.add(
-        "conformance",
-        [
-            {
-                "feed_url": url,
-                "rule": f.rule,
-                "severity": f.severity,
-                "scope": f.scope,
-                "count": f.count,
-                "example": f.example,
-                "source": f.source,
-                "w3c": list(f.w3c),
-            }
-            for f in findings
-        ],
-    )
+    feed: FeedsRow = {
+        "url": url,
+        "final_url": doc.final_url,
+        "status": doc.status,
+        "content_type": ctype,
+        "content_type_ok": content_type_ok(ctype, parsed.format),
+        "format": parsed.format,
+        "version": parsed.version,
+        "well_formed": parsed.well_formed,
+        "parse_error": parsed.error,
+        "encoding": parsed.encoding,
+        "item_count": len(parsed.items),
+        "title": parsed.title,
+        "link": parsed.link,
+        "language": parsed.language,
+        "self_url": self_url,
+        "self_url_matches": None if self_url is None else self_url in (doc.final_url, url),
+        "reflexive": None,
+        "discovered_via": doc.discovered_via,
+        "source": doc.source,
+        "bytes": len(doc.body),
+        "errors": errors,
+        "warnings": len(findings) - errors,
+        "etag": doc.headers.get("etag"),
+        "last_modified": doc.headers.get("last-modified"),
+        "fetched_at": doc.fetched_at,
+        "changed": True,
+        "parsed_job": job_id,
+        "content_hash": content_hash,
+        "new_items": len(parsed.items),
+        "changed_items": 0,
+        "ttl": parsed.ttl,
+        "skip_hours": list(parsed.skip_hours),
+        "skip_days": list(parsed.skip_days),
+        "update_period": parsed.update_period,
+        "update_frequency": parsed.update_frequency,
+        "cache_control": doc.headers.get("cache-control"),
+        "expires": doc.headers.get("expires"),
+        "generator": parsed.generator,
+        "feed_date": parsed.feed_date,
+        "hub_url": parsed.hub_url,
+        "link_rels": list(parsed.link_rels),
+        "entry_languages": list(parsed.entry_languages),
+        "hreflangs": list(parsed.hreflangs),
+        "platforms": sorted(from_generator(parsed.generator) | from_headers(doc.headers)),
+        **warc_location(doc),
+    }
+    out.add("feeds", _plain([feed]))
+    items: list[ItemsRow] = [
+        {
+            "feed_url": url,
+            "position": it.position,
+            "guid": it.guid,
+            "guid_is_permalink": it.guid_is_permalink,
+            "link": it.link,
+            "title": it.title,
+            "author": it.author,
+            "categories": it.categories,
+            "enclosure_url": it.enclosure_url,
+            "enclosure_type": it.enclosure_type,
+            "enclosure_length": it.enclosure_length,
+            "pub_date_raw": it.pub_date_raw,
+            "pub_date": it.pub_date,
+            "date_form": it.date_form,
+            "identity": it.identity,
+            "identity_source": it.identity_source,
+            "content_hash": it.content_hash,
+            "first_seen_job": job_id,
+            "is_new": True,
+            "is_changed": False,
+            "title_has_markup": it.title_has_markup,
+            "description_length": it.description_length,
+            "content_length": it.content_length,
+            "content_kind": it.content_kind,
+        }
+        for it in parsed.items
+    ]
+    out.add("items", _plain(items))
+    usage: list[ElementUsageRow] = [
+        {
+            "feed_url": url,
+            "scope": u.scope,
+            "element": u.element,
+            "count": u.count,
+            "items_with": u.items_with,
+            "defined": u.defined,
+        }
+        for u in parsed.usage
+    ]
+    out.add("element_usage", _plain(usage))
+    conformance: list[ConformanceRow] = [
+        {
+            "feed_url": url,
+            "rule": f.rule,
+            "severity": f.severity,
+            "scope": f.scope,
+            "count": f.count,
+            "example": f.example,
+            "source": f.source,
+            "w3c": list(f.w3c),
+        }
+        for f in findings
+    ]
+    out.add("conformance", _plain(conformance))
     out.add(
         "fetch_log",
         [

@@ -57,7 +57,7 @@ _HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 
 @functools.cache
 def _psl() -> PublicSuffixList:
-    # Parsed on first use (about 50 ms), not at import: the spider and the CLI import rows.py.
+    # Parsed on first use, not at import (it takes a while): the spider and the CLI import rows.py.
     return PublicSuffixList(only_icann=False)
 
 
