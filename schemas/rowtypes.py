@@ -187,6 +187,7 @@ class FetchLogRow(WarcLocation):
     source: str | None
     discovered_via: str | None
     depth: int | None
+    waited_for: str | None
     content_type: str | None
     bytes: int | None
     fetched_at: datetime
