@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("crawler.frontier")
 
 #: Seconds a given-back slot waits for a take to carry it before it goes alone (one round trip).
-GIVE_BACK_DELAY = 0.02
+GIVE_BACK_DELAY = 0.05
 #: The longest a worker waits before asking the frontier again when no host could be asked.
 IDLE_POLL = 1.0
 
@@ -208,6 +208,9 @@ class FrontierScheduler(BaseScheduler):
         #: (url, encoded). One round trip takes up to ``prefetch`` of them.
         self.taken: deque[tuple[str, str]] = deque()
         self.prefetch = max(1, crawler.settings.getint("FEEDCENSUS_FRONTIER_PREFETCH", DEFAULT_PREFETCH))
+        #: While requests are in flight, a take waits until it may take this many (a quarter of what the
+        #: downloader holds, at most a quarter of ``prefetch``): fewer round trips, each carrying more.
+        self.min_take = max(1, min(self.prefetch, crawler.settings.getint("CONCURRENT_REQUESTS")) // 4)
         #: Requests the engine gave and not yet pushed (:meth:`push_pending`), and the call that pushes them
         #: :data:`PUSH_DELAY` seconds after the first.
         self.pending: list[tuple[Request, Push]] = []
@@ -371,6 +374,8 @@ class FrontierScheduler(BaseScheduler):
             return None
         self.note_done()
         if not self.taken:
+            if self.out and self.room() < self.min_take:
+                return None  # a take for one or two requests costs as much as one for several: a few more first
             if time.monotonic() < self._idle_until and not self.done:
                 return None  # no host could be asked at the last take: :meth:`_wake` comes when one may
             if not self.push_pending():  # with the take: two round trips where one push each would cost many
@@ -382,7 +387,9 @@ class FrontierScheduler(BaseScheduler):
             except FrontierError as exc:
                 self.worker.fail(exc)
                 return None
+            self._inc("feedcensus/frontier/takes")
             if not self.taken:
+                self._inc("feedcensus/frontier/takes_empty")
                 self._sleep(self.frontier.wait)
         while self.taken:
             url, encoded = self.taken.popleft()
@@ -431,6 +438,7 @@ class FrontierScheduler(BaseScheduler):
         done, self.done = self.done, []
         if not done or self.worker.failed is not None:
             return
+        self._inc("feedcensus/frontier/give_backs_alone")
         try:
             self.frontier.give_back(done)
         except FrontierError as exc:
