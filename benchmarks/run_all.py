@@ -33,6 +33,7 @@ SECTIONS = [
     "profile",
     "scaling",
     "stages",
+    "scale",
 ]
 TITLES = {
     "parse": "1. Parse path vs peers and the lxml limit",
@@ -46,6 +47,7 @@ TITLES = {
     "profile": "8. The reactor thread, with the per-feed work on it and in worker processes (issue 15)",
     "scaling": "9. Cores and document workers (issue 15)",
     "stages": "10. The per-feed path stage by stage, before the architecture refactor and now (issue 10)",
+    "scale": "11. Scale and politeness on a realistic web (issue 41)",
 }
 
 ANALYSIS = {
@@ -526,6 +528,16 @@ def _run_scaling(only: list[str], quick: bool, blocks: dict[str, str], targets: 
     blocks["scaling"] = section_block("scaling", text, _stamp(quick))
 
 
+def _run_scale(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    """bench_scale.py writes its own labelled block into RESULTS.md (block "latest"); the section is kept from there."""
+    import bench_scale
+
+    print("== 11. scale", file=sys.stderr, flush=True)
+    size = ["--sites", "1200", "--hosts", "1000", "--large", "30,60"] if quick else []
+    result = bench_scale.main([*size, "--label", "latest"])
+    targets["scale"] = result.targets
+
+
 #: (sections any of which start it, runner), in the order they run.
 RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets], None]]] = [
     ({"parse"}, _run_parse),
@@ -538,6 +550,7 @@ RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets
     ({"profile"}, _run_profile),
     ({"scaling"}, _run_scaling),
     ({"stages"}, _run_stages),
+    ({"scale"}, _run_scale),
 ]
 
 
