@@ -97,6 +97,9 @@ class Options:
     delay: float
     quota_us: int
     timeout: float
+    #: Give the workers the same ``-s`` settings as the coordinator (needed today); False: they join with the
+    #: job's own settings (``--frontier`` and ``--job`` alone, as issue 41 asks).
+    worker_settings: bool = True
 
     def flags(self) -> list[str]:
         """The settings every crawl gets."""
@@ -215,7 +218,7 @@ def frontier_run(web: Web, groups: CpuGroups, n: int, seeds: Path, opts: Options
                 "--log-file",
                 str(log),
                 "--no-reflexive",
-                *opts.flags(),
+                *(opts.flags() if opts.worker_settings else []),
             ]
             for log in logs[1:]
         ]
@@ -427,7 +430,8 @@ def _redis_rows(result: Result) -> list[list[object]]:
 
 
 READING = (
-    "Requests are what the server answered (robots.txt, 429s and retries included), counted from its log. "
+    "Requests are what the server answered (robots.txt, 429s and retries included), counted from its log; "
+    "the bare spider asks for every home page and feed from the start, without waiting for a page to name its feed. "
     "Requests/s over the whole run and, in brackets, until 90 % of them were answered: the last 10 % is the "
     "tail of the largest hosts, which a per-host budget paces whatever the number of processes. Gaps are "
     "between arrivals at one host; a gap is short under half the host's delay (`DOWNLOAD_DELAY`, or its "
@@ -461,6 +465,11 @@ def markdown(result: Result, command: str, label: str) -> str:
     )
     targets = md_table(["target", "measured", "met"], [[a, b, "yes" if ok else "NO"] for a, b, ok in result.targets])
     quota = "no limit" if opts.quota_us < 0 else f"{opts.quota_us / PERIOD_US:.2f} of a core"
+    joined = (
+        "workers given the same `-s` settings"
+        if opts.worker_settings
+        else "workers joined with `--frontier` and `--job` alone"
+    )
     load = os.getloadavg()
     return (
         f"<!-- scale:{label} -->\n### {label}: feedcensus at {git_head()}\n\n"
@@ -473,7 +482,7 @@ def markdown(result: Result, command: str, label: str) -> str:
         f"({realweb.CRAWL_DELAY:g} s; {realweb.LARGE_CRAWL_DELAY:g} s on large host 0), {c['no_robots']} without robots.txt, {c['throttled']} answering 429 with "
         f"Retry-After for a while, {c['drip']} dripping their bodies. Settings for every crawl: "
         f"`CONCURRENT_REQUESTS_PER_DOMAIN={opts.limit}`, `DOWNLOAD_DELAY={opts.delay:g}`, robots.txt and "
-        f"AutoThrottle on, the project's concurrency values. Frontier processes held to {quota} each.\n\n"
+        f"AutoThrottle on, the project's concurrency values. Frontier processes held to {quota} each; {joined}.\n\n"
         f"{runs}\n\n{READING}\n\n{large}\n\n{redis}\n\n{targets}\n<!-- /scale:{label} -->\n"
     )
 
@@ -513,6 +522,11 @@ def main(argv: list[str] | None = None) -> Result:
     parser.add_argument("--quota", type=float, default=0.25, help="cores per frontier process (cgroup CPU quota)")
     parser.add_argument("--parts", default="abc", help="a: bare vs plain, b: frontier runs, c: 304 re-crawl")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before a run is stopped")
+    parser.add_argument(
+        "--workers-without-settings",
+        action="store_true",
+        help="start the workers without the -s settings, to use the job's own (once the job's settings travel with it)",
+    )
     parser.add_argument("--label", default="latest", help="the RESULTS.md block to write (e.g. before, after)")
     parser.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md alone")
     args = parser.parse_args(argv)
@@ -527,7 +541,7 @@ def main(argv: list[str] | None = None) -> Result:
     except ValueError as exc:
         raise SystemExit(f"bench_scale: {exc}") from None
     quota_us = -1 if args.quota <= 0 else int(args.quota * PERIOD_US)
-    opts = Options(args.limit, args.delay, quota_us, args.timeout)
+    opts = Options(args.limit, args.delay, quota_us, args.timeout, not args.workers_without_settings)
     procs = [int(p) for p in args.procs.split(",") if p.strip()]
     result = run(plan, opts, procs, args.latency, args.parts)
     command = " ".join(["python benchmarks/bench_scale.py", *(argv if argv is not None else sys.argv[1:])])

@@ -532,10 +532,11 @@ def _run_scaling(only: list[str], quick: bool, blocks: dict[str, str], targets: 
 def _run_scale(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
     """bench_scale.py writes its own labelled block into RESULTS.md (block "latest"); the section is kept from there."""
     import bench_scale
+    import scalerig
 
     print("== 11. scale", file=sys.stderr, flush=True)
-    if not os.access(bench_scale.CGROUP_ROOT, os.W_OK):
-        print(f"   skipped: needs root and a cgroup v1 CPU hierarchy at {bench_scale.CGROUP_ROOT}", file=sys.stderr)
+    if not os.access(scalerig.CGROUP_ROOT, os.W_OK):
+        print(f"   skipped: needs root and a cgroup v1 CPU hierarchy at {scalerig.CGROUP_ROOT}", file=sys.stderr)
         return
     size = ["--sites", "1200", "--hosts", "1000", "--large", "30,60"] if quick else []
     result = bench_scale.main([*size, "--label", "latest"])
