@@ -268,7 +268,7 @@ class RealWeb:
 
     def page(self, host: Host, path: str, headers: dict[bytes, bytes]) -> Answer:
         parts = path.split("/")  # "", "s12", "" | "feed.xml"
-        if len(parts) != 3 or not parts[1].startswith("s") or not parts[1][1:].isdigit():
+        if len(parts) != 3 or not parts[1].startswith("s") or not (parts[1][1:].isascii() and parts[1][1:].isdigit()):
             return Answer(404, body=b"not found")
         site = int(parts[1][1:])
         if site >= self.plan.sites or self.plan.host(site).address != host.address:

@@ -88,13 +88,15 @@ class Web:
         ready.unlink(missing_ok=True)
         argv = [PYTHON, str(Path(realweb.__file__)), "--sites", str(plan.sites), "--hosts", str(plan.hosts)]
         argv += ["--large", ",".join(map(str, plan.large)), "--seed", str(plan.seed), "--latency", str(latency)]
-        self.proc = subprocess.Popen([*argv, "--logdir", str(logdir), "--ready", str(ready)], stderr=subprocess.PIPE)
+        logdir.mkdir(parents=True, exist_ok=True)
+        errors = logdir / "realweb.stderr"  # a file, not a pipe nobody reads: a full pipe would stall the server
+        with open(errors, "wb") as err:
+            self.proc = subprocess.Popen([*argv, "--logdir", str(logdir), "--ready", str(ready)], stderr=err)
         deadline = time.monotonic() + 120
         while not ready.exists() or not ready.read_text():
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(
-                    f"realweb did not start: {self.proc.stderr.read().decode() if self.proc.stderr else ''}"
-                )
+                self.stop()
+                raise SystemExit(f"realweb did not start: {errors.read_text(errors='replace')[-2000:]}")
             time.sleep(0.1)
         self.port = int(json.loads(ready.read_text())["port"])
         ready.unlink()
