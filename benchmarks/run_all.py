@@ -11,6 +11,7 @@ the others from the previous RESULTS.md (each section says when it was measured)
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -34,6 +35,8 @@ SECTIONS = [
     "scaling",
     "stages",
     "figures",
+    "census",
+    "scale",
 ]
 TITLES = {
     "parse": "1. Parse path vs peers and the lxml limit",
@@ -50,6 +53,7 @@ TITLES = {
     # no runner: written by hand, kept as it is by every run
     "figures": "11. Figures that were in code comments (issue 38)",
     "census": "12. A census of listed sites three ways: every record, feed records, archived pages + live feeds (issue 39)",
+    "scale": "13. Scale and politeness on a realistic web (issue 41)",
 }
 
 ANALYSIS = {
@@ -530,6 +534,20 @@ def _run_scaling(only: list[str], quick: bool, blocks: dict[str, str], targets: 
     blocks["scaling"] = section_block("scaling", text, _stamp(quick))
 
 
+def _run_scale(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
+    """bench_scale.py writes its own labelled block into RESULTS.md (block "latest"); the section is kept from there."""
+    import bench_scale
+    import scalerig
+
+    print("== 11. scale", file=sys.stderr, flush=True)
+    if not os.access(scalerig.CGROUP_ROOT, os.W_OK):
+        print(f"   skipped: needs root and a cgroup v1 CPU hierarchy at {scalerig.CGROUP_ROOT}", file=sys.stderr)
+        return
+    size = ["--sites", "1200", "--hosts", "1000", "--large", "30,60"] if quick else []
+    result = bench_scale.main([*size, "--label", "latest"])
+    targets["scale"] = result.targets
+
+
 #: (sections any of which start it, runner), in the order they run.
 RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets], None]]] = [
     ({"parse"}, _run_parse),
@@ -542,6 +560,7 @@ RUNNERS: list[tuple[set[str], Callable[[list[str], bool, dict[str, str], Targets
     ({"profile"}, _run_profile),
     ({"scaling"}, _run_scaling),
     ({"stages"}, _run_stages),
+    ({"scale"}, _run_scale),
 ]
 
 
