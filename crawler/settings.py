@@ -132,6 +132,9 @@ EXTENSIONS_BASE = {
     if path != "scrapy.extensions.remote_control.RemoteControl"
 }
 EXTENSIONS = {
+    # Every setting given above this file's (a command line, a spider, a distributed job's) is checked
+    # first: a value it cannot hold is one line naming it, for scrapy crawl and scrapyd as for feedcensus.
+    "crawler.extensions.settingscheck.SettingsCheck": -100,
     # Scrapy default: enabled on 127.0.0.1. Nobody needs a telnet console into a census job.
     "scrapy.extensions.telnet.TelnetConsole": None,
     # Scrapy default: AutoThrottle, lowering a host's delay only on 200s. The same, lowering it on 304 and

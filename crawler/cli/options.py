@@ -4,19 +4,12 @@ and durations that set settings, the settings of a crawl on a frontier; each ref
 from __future__ import annotations
 
 import argparse
-import difflib
-import math
 import os
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
-from crawler.cli.errors import (
-    fail,
-)
-
-if TYPE_CHECKING:
-    pass
-
+from crawler.cli.errors import fail
+from crawler.settingchecks import unknown_name_problem, value_problem
 
 #: Crawl flags and the setting each one sets.
 FLAG_SETTINGS: dict[str, tuple[str, bool]] = {
@@ -46,134 +39,17 @@ def project_settings() -> Any:
     return get_project_settings()
 
 
-def _as_bool(value: str) -> object:
-    from scrapy.settings import BaseSettings
-
-    return BaseSettings({"v": value}).getbool("v")
-
-
-def _as_int_list(value: str) -> object:
-    return [int(v) for v in value.split(",") if v.strip()]
-
-
-def _as_json_object(value: str) -> object:
-    import json
-
-    parsed = json.loads(value)
-    if not isinstance(parsed, dict):
-        raise ValueError("not a JSON object")
-    return parsed
-
-
-def _as_number(value: str) -> object:
-    """A finite number (``nan`` and ``inf`` are floats too, and no limit of Scrapy's takes them)."""
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(value)
-    return number
-
-
-#: Numeric settings with a least value: (least, whether the least itself is allowed). Below it Scrapy
-#: or the census fails in odd ways mid-crawl (a negative DOWNLOAD_TIMEOUT is a traceback inside Twisted,
-#: DOWNLOAD_MAXSIZE=-1 makes every fetch too_large, a progress interval of 0 prints without end).
-NUMBER_FLOORS: dict[str, tuple[float, bool]] = {
-    **dict.fromkeys(("CONCURRENT_REQUESTS", "CONCURRENT_REQUESTS_PER_DOMAIN", "CONCURRENT_ITEMS"), (1.0, True)),
-    # A finished job's keys must outlive its last workers' closing heartbeats, or they find the job gone.
-    "FEEDCENSUS_FRONTIER_KEY_TTL": (60.0, True),
-    **dict.fromkeys(
-        (
-            "DOWNLOAD_TIMEOUT",
-            "FEEDCENSUS_PARSE_TIMEOUT",
-            "FEEDCENSUS_PROGRESS_INTERVAL",
-            "FEEDCENSUS_FLUSH_SECONDS",
-            "FEEDCENSUS_BATCH_ROWS",
-            "FEEDCENSUS_FRONTIER_LEASE",
-            "FEEDCENSUS_FRONTIER_HEARTBEAT",
-            "FEEDCENSUS_FRONTIER_PREFETCH",
-        ),
-        (0.0, False),
-    ),
-    **dict.fromkeys(
-        (
-            "DOWNLOAD_MAXSIZE",
-            "DOWNLOAD_WARNSIZE",
-            "DOWNLOAD_DELAY",
-            "RETRY_TIMES",
-            "REDIRECT_MAX_TIMES",
-            "FEEDCENSUS_MAX_URL_LENGTH",
-            "FEEDCENSUS_RETRY_BACKOFF_BASE",
-            "FEEDCENSUS_RETRY_AFTER_MAX",
-            "FEEDCENSUS_WARC_MAX_BYTES",
-        ),
-        (0.0, True),
-    ),
-}
-
-
-def floor_problem(key: str, value: str) -> str | None:
-    """What a numeric ``-s`` value must be when it is below its setting's least (None when it is not)."""
-    floor = NUMBER_FLOORS.get(key)
-    if floor is None:
-        return None
-    least, allowed = floor
-    number = float(value)
-    if number > least or (allowed and number == least):
-        return None
-    if least:
-        return f"a number of at least {least:g}"
-    return "a number of 0 or more" if allowed else "a number above 0"
-
-
-def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
-    """What a ``-s`` value must be, judged by the setting's default: its description and a check that raises."""
-    from scrapy.settings import BaseSettings
-
-    if isinstance(default, bool):
-        return "true or false", _as_bool
-    if isinstance(default, int | float):
-        return "a number", _as_number
-    if isinstance(default, list | tuple) and default and all(isinstance(v, int) for v in default):
-        return "a comma-separated list of whole numbers", _as_int_list
-    if isinstance(default, dict | BaseSettings):
-        return "a JSON object", _as_json_object
-    return None  # a string, a list of strings, or no default: any text goes
-
-
-def _as_workers(value: str) -> object:
-    """``FEEDCENSUS_WORKERS`` read as the pipeline reads it (the document code imported only when -s names it)."""
-    from pipelines.document.pool import workers_setting
-
-    return workers_setting(value)
-
-
-#: Settings whose values are not judged by their default's type.
-OWN_TYPES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "FEEDCENSUS_WORKERS": ("a whole number or auto", _as_workers),
-}
-
-
 def parse_overrides(values: Sequence[str], settings: Any) -> list[tuple[str, str]]:
-    """``-s NAME=VALUE`` pairs, each value checked against the type of the setting's default."""
+    """``-s NAME=VALUE`` pairs, each value checked against the type of the setting's default
+    (crawler/settingchecks.py: the same checks every crawl's ``SettingsCheck`` makes)."""
     pairs = []
     for kv in values:
         key, sep, value = kv.partition("=")
         if not sep or not key:
             raise fail(f"-s takes NAME=VALUE, not {kv!r}")
-        if key.startswith("FEEDCENSUS_") and key not in settings:  # every one of ours has a default: a typo
-            prefix = len("FEEDCENSUS_")
-            ours = [name[prefix:] for name in settings.attributes if name.startswith("FEEDCENSUS_")]
-            near = difflib.get_close_matches(key[prefix:], ours, n=1)
-            hint = f" (did you mean FEEDCENSUS_{near[0]}?)" if near else " (README.md lists them)"
-            raise fail(f"-s {kv}: no feedcensus setting is named {key}{hint}")
-        expected = OWN_TYPES.get(key) or expected_type(settings.get(key))
-        if expected is not None:
-            words, check = expected
-            try:
-                check(value)
-            except (ValueError, TypeError):
-                raise fail(f"-s {kv}: {key} takes {words}, not {value!r}") from None
-            if check is _as_number and (least := floor_problem(key, value)) is not None:
-                raise fail(f"-s {kv}: {key} takes {least}, not {value!r}")
+        problem = unknown_name_problem(key, settings.attributes) or value_problem(key, value, settings.get(key))
+        if problem is not None:
+            raise fail(f"-s {kv}: {problem}")
         pairs.append((key, value))
     return pairs
 
