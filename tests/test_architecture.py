@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "crawler.stats": 3,
     "crawler.fingerprint": 3,
     "crawler.downloader": 3,
+    "crawler.settingchecks": 3,
     "crawler.requests": 3,
     "crawler.frontier": 3,
     "crawler.spiders": 3,
