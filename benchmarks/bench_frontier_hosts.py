@@ -17,9 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from common import REPO, WORK, md_table
-
 from bench_distributed import redis_server
+from common import REPO, WORK, md_table
 
 
 def measure(hosts: int, takes: int, per_host: int) -> list[object]:
@@ -72,7 +71,14 @@ def main(argv: list[str] | None = None) -> None:
     rows = [measure(int(h), args.takes, max(1, args.requests // int(h))) for h in args.hosts.split(",")]
     print(
         md_table(
-            ["hosts", "requests queued", "take of 16 + give-backs, median ms", "p99 ms", "Redis bytes per request", "per host"],
+            [
+                "hosts",
+                "requests queued",
+                "take of 16 + give-backs, median ms",
+                "p99 ms",
+                "Redis bytes per request",
+                "per host",
+            ],
             rows,
         )
     )
