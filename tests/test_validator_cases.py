@@ -91,12 +91,18 @@ class Verdict:
 
 
 def rule_messages() -> dict[str, tuple[str, ...]]:
-    """Rule id -> the W3C messages it names, as ``feedcensus rules --json`` gives them."""
+    """Rule id -> the W3C messages it names, as ``feedcensus rules --json`` gives them (the RSS and RSS 1.0 rules).
+
+    The Atom rules (``source = "atom"``) are left out: they check Atom documents only, so an RSS case whose
+    message only an Atom rule names (``SecurityRisk`` in a description) is not one of ours to agree with.
+    """
     out = run_cli("rules", "--json")
     assert out.returncode == 0, out.stderr
     rules = {}
     for line in out.stdout.splitlines():
         rule = json.loads(line)
+        if rule["source"] == ATOM_SOURCE:
+            continue
         w3c = rule["w3c"]
         rules[rule["id"]] = tuple(w3c if isinstance(w3c, list) else [w3c] if w3c else [])
     return rules
@@ -314,8 +320,8 @@ def test_clean_rss1_cases_get_no_finding() -> None:
 ATOM_SOURCE = "atom"
 #: The Atom rules whose example is the element's name (``atom:id``), paired by a case's ``element``.
 ATOM_ELEMENT_EXAMPLES = frozenset({"atom-missing-required", "atom-duplicate-element", "atom-undefined-element"})
-#: Where the Atom rules stand (issue 40 asks for 450 cases covered and 90% agreement; this is the start).
-MIN_ATOM_CASES = 285
+#: Issue 40: at least 450 Atom cases covered by a mapped rule, 90% of them agreeing.
+MIN_ATOM_CASES = 450
 MIN_ATOM_AGREEMENT = 0.90
 
 
