@@ -163,11 +163,19 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=WORK / "w3c_agreement", help="output dir (the validator cache)")
     ap.add_argument("--validator-python", help="the Python to run the validator with (needed when not cached)")
     ap.add_argument("--list", action="store_true", help="print every difference, feed by feed")
+    ap.add_argument(
+        "--every-class",
+        action="store_true",
+        help="compare on every feed every class some rule of any format names (the count before per-format classes)",
+    )
     args = ap.parse_args()
 
     files = feed_files(args.files)
     results = validator_results(files, args.out / "validator.jsonl", args.validator_python)
     compared: dict[str, set[str]] = {str(fmt): compared_classes(fmt) for fmt in FeedFormat}
+    if args.every_class:
+        every = {name for rule in RULES.values() for name in rule.w3c} | {XML_ERROR}
+        compared = dict.fromkeys(compared, every)
     tallies: dict[str, Tally] = {}
     formats: Counter[str] = Counter()
     skipped = 0

@@ -52,7 +52,7 @@ from html.entities import name2codepoint
 
 from pipelines.document.checks.context import Acc, Element, name_of, text_of
 
-__all__ = ["check_html_content", "check_plain_value", "style_problems", "unsafe_in_html"]
+__all__ = ["check_html_content", "check_plain_value", "style_problems", "unsafe_in_html", "unsafe_in_xhtml"]
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -203,6 +203,11 @@ _SUSPECT_RE = re.compile(
 )
 
 
+#: What :func:`unsafe_in_html` and :func:`unsafe_in_xhtml` report: the rule is ``atom-html-unsafe-<kind>`` in
+#: Atom content, ``html-unsafe-<kind>`` in an RSS item's description, content:encoded or xhtml:body.
+ELEMENT, ATTRIBUTE, STYLE = "element", "attribute", "style"
+
+
 def _attributes(text: str) -> Iterator[tuple[str, str]]:
     for m in _ATTR_RE.finditer(text):
         value = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
@@ -210,19 +215,19 @@ def _attributes(text: str) -> Iterator[tuple[str, str]]:
 
 
 def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
-    """(rule, example) for each unsafe element, event attribute and style in escaped HTML (``type="html"``)."""
+    """(kind, example) for each unsafe element, event attribute and style in escaped HTML (``type="html"``)."""
     if _SUSPECT_RE.search(markup) is None:
         return
     if "<!--" in markup:  # a comment's tags are none (Word's conditional comments hold whole style sheets)
         markup = _COMMENT_RE.sub("", markup)
     if "<?import" in markup.lower():
-        yield "atom-html-unsafe-element", "?import"
+        yield ELEMENT, "?import"
     for m in _TAG_RE.finditer(markup):
         tag = m.group(1).lower()
         if tag not in HTML_ELEMENTS:
             continue
         if tag in UNSAFE_ELEMENTS:
-            yield "atom-html-unsafe-element", tag
+            yield ELEMENT, tag
             continue
         yield from _html_attributes(_attributes(m.group(2)))
 
@@ -232,13 +237,13 @@ def _html_attributes(attributes: Iterator[tuple[str, str]]) -> Iterator[tuple[st
         lower = name.lower()
         if lower == "style":
             for problem in style_problems(value):
-                yield "atom-html-unsafe-style", problem
+                yield STYLE, problem
         elif lower.startswith("on"):
-            yield "atom-html-unsafe-attribute", name
+            yield ATTRIBUTE, name
 
 
 def unsafe_in_xhtml(div: Element) -> Iterator[tuple[str, str]]:
-    """(rule, example) for what is unsafe or not HTML among the elements inside an XHTML ``div``."""
+    """(kind, example) for what is unsafe among the elements inside an XHTML ``div`` (or ``xhtml:body``)."""
     for el in div.iterdescendants():
         tag = el.tag
         if not isinstance(tag, str):
@@ -248,7 +253,7 @@ def unsafe_in_xhtml(div: Element) -> Iterator[tuple[str, str]]:
             if local not in HTML_ELEMENTS:  # the validator's NotHtml, not checked (see the module docstring)
                 continue
             if local in UNSAFE_ELEMENTS:
-                yield "atom-html-unsafe-element", local
+                yield ELEMENT, local
                 continue
             yield from _html_attributes((str(k), str(v)) for k, v in el.attrib.items() if str(k)[:1] != "{")
         elif ns in (SVG_NS, MATHML_NS):
@@ -256,10 +261,10 @@ def unsafe_in_xhtml(div: Element) -> Iterator[tuple[str, str]]:
                 (SVG_ELEMENTS, SVG_ATTRIBUTES) if ns == SVG_NS else (MATHML_ELEMENTS, MATHML_ATTRIBUTES)
             )
             if local not in elements:
-                yield "atom-html-unsafe-element", local
+                yield ELEMENT, local
             for key in map(str, el.attrib):
                 if key[:1] != "{" and key not in attributes:
-                    yield "atom-html-unsafe-attribute", key
+                    yield ATTRIBUTE, key
 
 
 # ---------------------------------------------------------------- a text construct or a content
@@ -303,8 +308,8 @@ def check_html_content(acc: Acc, el: Element, scope: str, kind: str) -> None:
         return
     markup = _html_value(el, acc, kind)
     if markup is not None:
-        for rule, example in unsafe_in_html(markup):
-            acc.add(rule, scope, example)
+        for kind, example in unsafe_in_html(markup):
+            acc.add(f"atom-html-unsafe-{kind}", scope, example)
         if kind.endswith("/html") and el.get("src") is None and "<html" not in markup:
             acc.add("atom-html-fragment", scope, kind)
     elif kind == "text" or kind.startswith("text/") or "/" not in kind:
@@ -320,5 +325,5 @@ def _xhtml(acc: Acc, el: Element, scope: str) -> None:
     for child in el:
         if not isinstance(child.tag, str):
             continue
-        for rule, example in unsafe_in_xhtml(child):
-            acc.add(rule, scope, example)
+        for kind, example in unsafe_in_xhtml(child):
+            acc.add(f"atom-html-unsafe-{kind}", scope, example)

@@ -503,6 +503,17 @@ RULES: dict[str, Rule] = _rules(
     ),
 )
 
+RULES.update(
+    _rules(
+        # The validator's security checks on an item's HTML (description, content:encoded, xhtml:body): RSS 2.0
+        # says the description may hold entity-encoded HTML; what an aggregator must not render is the validator's
+        # reading (RFC 4287 8.1 says the same of Atom content, where atom_html checks it).
+        ("html-unsafe-element", W, "4.1.1.20.4", "SecurityRisk", "item HTML with an element that runs or loads code (script, iframe, object, embed, meta...)", RSS2),
+        ("html-unsafe-attribute", W, "4.1.1.20.4", ("SecurityRiskAttr", "SecurityRisk"), "item HTML with an event handler attribute (onclick...)", RSS2),
+        ("html-unsafe-style", W, "4.1.1.20.4", ("DangerousStyleAttr", "SecurityRiskAttr", "SecurityRisk"), "item HTML with a style attribute beyond plain layout (url(), expression(), position, mso-*...)", RSS2),
+    )
+)  # fmt: skip
+
 RULES.update(_rules(*ATOM_ROWS))
 
 #: The rules :func:`~pipelines.document.checks.check_feed` never reports: ``feedcensus lint``'s verdict on a
