@@ -149,4 +149,4 @@ def test_rfc3339(value: str, valid: bool) -> None:
     ],
 )
 def test_style_problems(style: str, problems: list[str]) -> None:
-    assert style_problems(style) == problems
+    assert style_problems(style) == tuple(problems)

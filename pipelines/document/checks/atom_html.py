@@ -34,9 +34,12 @@ content "could contain markup ... that could be used for an attack"):
   ``position``, ``mso-*``, margins of 99999em...).
 
 The HTML of ``type="html"`` (and ``.../html``, base64 for a non-text media
-type) is read by a scan of its start tags (comments left out), not a full
-HTML parser: enough to find the elements and attributes above, and a text
-with none of them costs one search. Not checked: the validator's ``NotHtml``
+type) is not parsed: three searches find the start tags of unsafe elements,
+event handler attributes and style attributes (comments left out), in lower
+case as feeds write them (an upper-case ``<SCRIPT>`` is missed), an
+attribute counting inside the start tag of a safe HTML element only. The
+item HTML of a feed is most of its bytes; each search starts with a literal
+the regex engine finds fast. Not checked: the validator's ``NotHtml``
 (its HTML 5 parser's strict errors, which this scan does not reproduce; where
 the validator finds one it checks nothing else in that text, see
 ``docs/conformance.md``).
@@ -48,6 +51,7 @@ import binascii
 import html
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from html.entities import name2codepoint
 
 from pipelines.document.checks.context import Acc, Element, name_of, text_of
@@ -142,15 +146,19 @@ _DECLARATION_RE = re.compile(r"[-\w]+\s*:[^:]*")
 _BOXES = frozenset(["background", "border", "margin", "padding"])
 
 
-def style_problems(style: str) -> list[str]:
-    """What in a ``style`` attribute is not plain style: the whole value, or its unsafe properties and values."""
+@lru_cache(maxsize=4096)
+def style_problems(style: str) -> tuple[str, ...]:
+    """What in a ``style`` attribute is not plain style: the whole value, or its unsafe properties and values.
+
+    Cached: a feed's HTML repeats the same few styles over and over.
+    """
     # declarations, each ended by ";" but the last: no empty one, nor white space after the last ";"
     parts = [part.strip() for part in style.split(";")]
     last = () if parts[-1] == style.rpartition(";")[2] == "" else (parts[-1],)
     if _STYLE_CHARS_RE.match(style) is None or any(
         _DECLARATION_RE.fullmatch(part) is None for part in (*parts[:-1], *last)
     ):
-        return [style]
+        return (style,)
     unsafe: list[str] = []
     for part in parts:
         prop, _, value = part.lower().partition(":")
@@ -164,7 +172,7 @@ def style_problems(style: str) -> list[str]:
         else:
             continue
         unsafe += [b for b in bad if b not in unsafe]
-    return unsafe
+    return tuple(unsafe)
 
 
 # ---------------------------------------------------------------- escaped HTML in plain text
@@ -195,41 +203,60 @@ def check_plain_value(acc: Acc, value: str, scope: str) -> None:
 # ---------------------------------------------------------------- unsafe HTML
 
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-_TAG_RE = re.compile(r"<([A-Za-z][-\w:.]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
-_ATTR_RE = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")
-#: A quick test for anything :func:`unsafe_in_html` reports: HTML with none of these is skipped unscanned.
-_SUSPECT_RE = re.compile(
-    r"<\?import|<\s*(?:" + "|".join(sorted(UNSAFE_ELEMENTS)) + r")\b|\son\w+\s*=|\sstyle\s*=", re.I
-)
-
+#: The start of an unsafe element; names in lower case, as feeds write them (each search has a literal start,
+#: which the regex engine finds fast: the HTML of item descriptions is most of a feed's bytes).
+_UNSAFE_TAG_RE = re.compile(r"<\s*(" + "|".join(sorted(UNSAFE_ELEMENTS, key=len, reverse=True)) + r")\b")
+_IMPORT_RE = re.compile(r"<\?(?i:import)\s")
+_EVENT_RE = re.compile(r"on[a-zA-Z]+(?=\s*=)")
+_STYLE_ATTR_RE = re.compile(r"""style\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
+_TAG_NAME_RE = re.compile(r"[A-Za-z][-\w:.]*")
+_SPACE = frozenset(" \t\n\r\f")
 
 #: What :func:`unsafe_in_html` and :func:`unsafe_in_xhtml` report: the rule is ``atom-html-unsafe-<kind>`` in
 #: Atom content, ``html-unsafe-<kind>`` in an RSS item's description, content:encoded or xhtml:body.
 ELEMENT, ATTRIBUTE, STYLE = "element", "attribute", "style"
 
 
-def _attributes(text: str) -> Iterator[tuple[str, str]]:
-    for m in _ATTR_RE.finditer(text):
-        value = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
-        yield m.group(1), html.unescape(value or "")
+def _in_safe_tag(markup: str, at: int) -> bool:
+    """Whether position ``at`` (an attribute's name) is inside the start tag of an HTML element that is not unsafe.
+
+    The validator checks the attributes of those only (an unsafe element is reported as such, a name that is no
+    HTML element's is its NotHtml). The attribute must follow white space, inside a ``<name ...`` not yet closed.
+    """
+    if at == 0 or markup[at - 1] not in _SPACE:
+        return False
+    lt = markup.rfind("<", 0, at)
+    if lt < 0 or markup.rfind(">", lt, at) >= 0:
+        return False
+    name = _TAG_NAME_RE.match(markup, lt + 1)
+    return name is not None and (tag := name.group().lower()) in HTML_ELEMENTS and tag not in UNSAFE_ELEMENTS
 
 
 def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
-    """(kind, example) for each unsafe element, event attribute and style in escaped HTML (``type="html"``)."""
-    if _SUSPECT_RE.search(markup) is None:
+    """(kind, example) for each unsafe element, event attribute and style in escaped HTML (``type="html"``).
+
+    Three searches, each for what it reports (HTML comments left out): an unsafe element's start tag, an event
+    handler attribute, a style attribute; an attribute counts inside the start tag of a safe HTML element only.
+    """
+    if "<" not in markup:
         return
     if "<!--" in markup:  # a comment's tags are none (Word's conditional comments hold whole style sheets)
         markup = _COMMENT_RE.sub("", markup)
-    if "<?import" in markup.lower():
+    if "<?" in markup and _IMPORT_RE.search(markup):
         yield ELEMENT, "?import"
-    for m in _TAG_RE.finditer(markup):
-        tag = m.group(1).lower()
-        if tag not in HTML_ELEMENTS:
-            continue
-        if tag in UNSAFE_ELEMENTS:
-            yield ELEMENT, tag
-            continue
-        yield from _html_attributes(_attributes(m.group(2)))
+    for m in _UNSAFE_TAG_RE.finditer(markup):
+        yield ELEMENT, m.group(1)
+    if "on" in markup:
+        for m in _EVENT_RE.finditer(markup):
+            if _in_safe_tag(markup, m.start()):
+                yield ATTRIBUTE, m.group()
+    if "style" in markup:
+        for m in _STYLE_ATTR_RE.finditer(markup):
+            value = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+            problems = style_problems(html.unescape(value) if "&" in value else value)
+            if problems and _in_safe_tag(markup, m.start()):  # most styles are plain: judged first (cached)
+                for problem in problems:
+                    yield STYLE, problem
 
 
 def _html_attributes(attributes: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:
