@@ -30,10 +30,19 @@ A first set of the RFC's rules, as the W3C Feed Validator checks them
 * ``atom-alternate-duplicate`` (4.1.1): two ``rel="alternate"`` links with
   the same ``type`` and ``hreflang``.
 
+* ``atom-element-blank``, ``atom-attribute-blank``: a text construct, content,
+  id, person's name, generator or category term with no text; an empty
+  ``type``, or a link's empty ``rel`` / ``title``;
+* ``atom-value-whitespace``: white space around an id, a date, an icon, a
+  logo or a person's uri.
+
+What text constructs and content hold (escaped HTML in plain text, the
+validator's security checks on HTML) is :mod:`~pipelines.document.checks.atom_html`'s.
+
 Scopes: ``feed``, ``entry``, ``source`` (an entry's ``atom:source``), and
 ``author`` / ``contributor`` for a person construct's own rules. Elements of
 other namespaces are not checked here, nor link relations, IRIs other than
-ids, or the HTML and security checks of the validator (not yet).
+ids (not yet).
 """
 
 from __future__ import annotations
