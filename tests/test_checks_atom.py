@@ -12,6 +12,7 @@ from lxml import etree
 from pipelines.document.checks import RULES, check_feed
 from pipelines.document.checks.atom import is_rfc3339
 from pipelines.document.checks.atom_html import style_problems
+from pipelines.document.checks.atom_iri import normal_form
 
 ENTRY = (
     "<entry><title>Atom-Powered Robots Run Amok</title><link href='http://example.org/2003/12/13/atom03'/>"
@@ -74,6 +75,10 @@ CASES: list[tuple[str, str, str]] = [
     ("atom-attribute-blank", feed(extra="<link rel='' href='http://example.org/r'/>"), feed(extra="<link rel='related' title='R' href='http://example.org/r'/>")),
     ("atom-value-whitespace", feed(id_="<id> urn:isbn:0451450523 </id>"), feed(id_="<id>urn:isbn:0451450523</id>")),
     ("atom-value-whitespace", feed(extra="<icon>\n http://example.org/i.png</icon>"), feed(extra="<icon>http://example.org/i.png</icon>")),
+    ("atom-id-not-canonical", feed(id_="<id>HTTP://Example.org:80/a/./b/%7euser</id>"), feed(id_="<id>http://example.org/a/b/~user?</id>")),
+    ("atom-id-not-canonical", feed(id_="<id>http://example.org</id>"), feed(id_="<id>http://example.org/#</id>")),
+    ("atom-iri-invalid-char", feed(id_="<id>http://example.org/a b</id>"), feed(id_="<id>http://example.org/a%20b</id>")),
+    ("atom-iri-invalid-char", feed(extra="<link rel='related' href=' http://example.org/r'/>"), feed(extra="<link rel='related' href='http://[FEDC:BA98::3210]/r'/>")),
     ("atom-text-contains-html", feed(extra="<subtitle>a &lt;b&gt;bold&lt;/b&gt; move</subtitle>"), feed(extra="<subtitle type='html'>a &lt;b&gt;bold&lt;/b&gt; move</subtitle>")),
     ("atom-text-contains-html", feed(extra="<subtitle>Tom&amp;nbsp;Jerry</subtitle>"), feed(extra="<subtitle>Tom &amp; Jerry, 1 &lt; 2</subtitle>")),
     ("atom-text-contains-html", feed(author="<author><name><![CDATA[<b>J</b>]]></name></author>"), feed(author="<author><name>J &amp; K</name></author>")),
@@ -150,3 +155,19 @@ def test_rfc3339(value: str, valid: bool) -> None:
 )
 def test_style_problems(style: str, problems: list[str]) -> None:
     assert style_problems(style) == tuple(problems)
+
+
+@pytest.mark.parametrize(
+    ("uri", "normal"),
+    [
+        ("http://example.org/", "http://example.org/"),
+        ("HTTP://EXAMPLE.ORG", "http://example.org/"),
+        ("http://example.org:80/a/../b/./c", "http://example.org/b/c"),
+        ("http://example.org:8080/%7Euser/%2f", "http://example.org:8080/~user/%2F"),
+        ("http://example.org./caf\u00e9", "http://example.org/caf%C3%A9"),
+        ("urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a", "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a"),
+        ("http://example.org/%zz", None),
+    ],
+)
+def test_normal_form(uri: str, normal: str | None) -> None:
+    assert normal_form(uri) == normal

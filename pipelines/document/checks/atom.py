@@ -33,6 +33,8 @@ A first set of the RFC's rules, as the W3C Feed Validator checks them
 * ``atom-element-blank``, ``atom-attribute-blank``: a text construct, content,
   id, person's name, generator or category term with no text; an empty
   ``type``, or a link's empty ``rel`` / ``title``;
+* ``atom-id-not-canonical`` (4.2.6.1): an id not in RFC 3986's normal form
+  (``atom_iri``);
 * ``atom-value-whitespace``: white space around an id, a date, an icon, a
   logo or a person's uri.
 
@@ -51,6 +53,7 @@ import re
 from datetime import date
 
 from pipelines.document.checks.atom_html import check_html_content, check_plain_value
+from pipelines.document.checks.atom_iri import bad_iri_char, id_not_canonical
 from pipelines.document.checks.context import Acc, Element, children, is_core, name_of, text_of
 
 __all__ = ["ATOM_NS", "walk_atom"]
@@ -189,10 +192,21 @@ def _text_children(acc: Acc, el: Element, scope: str, name: str) -> None:
             acc.add("atom-xhtml-div-missing", scope, name)
     elif not (name == "atom:content" and (kind.endswith("+xml") or kind.endswith("/xml"))):
         _undefined_child(acc, el, name)
+    _iri_attribute(acc, el, "src", scope)
     if el.get("src") is None:
         check_html_content(acc, el, scope, kind)
         if not el.text and not len(el):
             acc.add("atom-element-blank", scope, name)
+
+
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
+
+
+def _iri_attribute(acc: Acc, el: Element, attribute: str, scope: str) -> None:
+    """An attribute whose value is an IRI reference: no character an IRI may not hold (``atom_iri``)."""
+    value = el.get(attribute)
+    if value is not None and bad_iri_char(value) is not None:
+        acc.add("atom-iri-invalid-char", scope, value)
 
 
 def _undefined_child(acc: Acc, el: Element, name: str) -> None:
@@ -205,6 +219,7 @@ def _undefined_child(acc: Acc, el: Element, name: str) -> None:
 def _generator(acc: Acc, el: Element, scope: str) -> None:
     """An atom:generator: plain text, not blank."""
     _undefined_child(acc, el, "atom:generator")
+    _iri_attribute(acc, el, "uri", scope)
     value = text_of(el, acc)
     if not value.strip():
         acc.add("atom-element-blank", scope, "atom:generator")
@@ -218,6 +233,10 @@ def _value_rules(acc: Acc, child: Element, scope: str, name: str) -> None:
         value = raw.strip()
         if (rule := id_problem(value)) is not None:
             acc.add(rule, scope, value or "(empty)")
+        elif value[:4].lower() not in ("tag:", "urn:") and bad_iri_char(value) is not None:
+            acc.add("atom-iri-invalid-char", scope, value)
+        elif id_not_canonical(raw):
+            acc.add("atom-id-not-canonical", scope, value)
         if not value:
             acc.add("atom-element-blank", scope, name)
         _whitespace(acc, raw, scope, name)
@@ -243,6 +262,7 @@ def _link(acc: Acc, link: Element, scope: str, alternates: set[tuple[str | None,
     """An atom:link: its href, its type, and one alternate per type and hreflang."""
     if link.get("href") is None:
         acc.add("atom-missing-attribute", scope, "atom:link href")
+    _iri_attribute(acc, link, "href", scope)
     if (problem := _type_problem(link, "atom:link")) is not None:
         acc.add("atom-type-invalid", scope, problem)
     for attribute in ("rel", "title"):
@@ -262,6 +282,7 @@ def _scope(acc: Acc, el: Element, scope: str, feed_has_author: bool) -> None:
     seen: dict[str, int] = {}
     entries: list[Element] = []
     alternates: set[tuple[str | None, str | None]] = set()
+    _iri_attribute(acc, el, XML_BASE, scope)
     for child, name in children(el, acc):
         seen[name] = seen.get(name, 0) + 1
         if name == "atom:entry" and name in _SECTIONS[scope][0]:
@@ -308,6 +329,7 @@ def _category(acc: Acc, el: Element, scope: str) -> None:
         acc.add("atom-element-blank", scope, "atom:category term")
     if (label := el.get("label")) is not None:
         check_plain_value(acc, label, scope)
+    _iri_attribute(acc, el, "scheme", scope)
 
 
 def _whole_scope(acc: Acc, el: Element, scope: str, seen: dict[str, int], feed_has_author: bool) -> None:

@@ -31,6 +31,10 @@ ATOM_ROWS: tuple[tuple[str, str, str, str | tuple[str, ...], str, str], ...] = (
     ("atom-id-not-iri", E, "4.2.6", "InvalidFullLink", "atom:id is not an absolute IRI (no scheme)", _A),
     ("atom-id-invalid", E, "4.2.6", ("InvalidTAG", "InvalidURN"),
      "atom:id in the tag: or urn: scheme does not follow RFC 4151 / RFC 2141", _A),
+    ("atom-id-not-canonical", W, "4.2.6.1", "NonCanonicalURI",
+     "atom:id not in RFC 3986's normal form (upper-case scheme or host, default port, %7e, dot segments...)", _A),
+    ("atom-iri-invalid-char", E, "4.2.6", "InvalidUriChar",
+     "an id, link href, content src, category scheme, generator uri or xml:base with a character no IRI holds", _A),
     ("atom-date-invalid", E, "3.3", "InvalidRFC3339Date", "atom:updated or atom:published is not an RFC 3339 date-time", _A),
     ("atom-email-invalid", E, "3.2.3", ("InvalidAddrSpec", "InvalidContact"), "atom:email of a person is not an e-mail address", _A),
     # links and types (3.1.1, 4.1.3, 4.2.7)
