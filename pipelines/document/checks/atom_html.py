@@ -205,7 +205,7 @@ def check_plain_value(acc: Acc, value: str, scope: str) -> None:
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 #: The start of an unsafe element; names in lower case, as feeds write them (each search has a literal start,
 #: which the regex engine finds fast: the HTML of item descriptions is most of a feed's bytes).
-_UNSAFE_TAG_RE = re.compile(r"<\s*(" + "|".join(sorted(UNSAFE_ELEMENTS, key=len, reverse=True)) + r")\b")
+_UNSAFE_TAG_RE = re.compile(r"<(" + "|".join(sorted(UNSAFE_ELEMENTS, key=len, reverse=True)) + r")\b")
 _IMPORT_RE = re.compile(r"<\?(?i:import)\s")
 _EVENT_RE = re.compile(r"on[a-zA-Z]+(?=\s*=)")
 _STYLE_ATTR_RE = re.compile(r"""style\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")

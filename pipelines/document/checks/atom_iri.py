@@ -46,9 +46,17 @@ class _Unreadable(ValueError):
     """A percent sign not followed by two hex digits, a bracket that is not an IPv6 literal's."""
 
 
+#: A part that is in normal form as it stands (no escape, only characters that may stand there): most are.
+_PLAIN_RE = {
+    _SEGMENT_SAFE: re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]*\Z"),
+    _PATH_SAFE: re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*\Z"),
+    _QUERY_SAFE: re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*\Z"),
+}
+
+
 def _part(text: str, safe: frozenset[str]) -> str:
     """One part in normal form: escapes upper-cased, unreserved ones decoded, what may not stand there escaped."""
-    if not text:
+    if not text or _PLAIN_RE[safe].match(text):
         return text
     text = unicodedata.normalize("NFC", text)
     out = []
