@@ -497,7 +497,10 @@ def test_other_formats_get_no_findings_and_rss1_only_its_own() -> None:
         b"<channel><title>t</title><language>en</language></channel></rdf:RDF>"
     )
     atom_findings = check_feed(etree.fromstring(atom), format="atom", body=atom)
-    assert {(f.rule, f.example) for f in atom_findings} == {("atom-missing-required", "atom:id, atom:updated")}
+    assert {(f.rule, f.example) for f in atom_findings} == {
+        ("atom-missing-required", "atom:id, atom:updated"),
+        ("atom-self-link-missing", "atom:feed"),
+    }
     rss1 = check_feed(etree.fromstring(rdf), format="rdf", body=rdf)
     assert {f.rule for f in rss1} == {"rss1-undefined-element", "rss1-missing-required", "rss1-about-missing"}
     assert {f.source for f in rss1} == {"rss1"}

@@ -24,7 +24,7 @@ AUTHOR = "<author><name>John Doe</name></author>"
 
 def feed(
     *,
-    head: str = "<title>Example Feed</title><link href='http://example.org/'/>",
+    head: str = "<title>Example Feed</title><link href='http://example.org/'/><link rel='self' href='http://example.org/feed'/>",
     id_: str | None = "<id>urn:uuid:60a76c80-d399-11d9-b93C-0003939e0af6</id>",
     updated: str | None = "<updated>2003-12-13T18:30:02Z</updated>",
     author: str = AUTHOR,
@@ -75,6 +75,13 @@ CASES: list[tuple[str, str, str]] = [
     ("atom-attribute-blank", feed(extra="<link rel='' href='http://example.org/r'/>"), feed(extra="<link rel='related' title='R' href='http://example.org/r'/>")),
     ("atom-value-whitespace", feed(id_="<id> urn:isbn:0451450523 </id>"), feed(id_="<id>urn:isbn:0451450523</id>")),
     ("atom-value-whitespace", feed(extra="<icon>\n http://example.org/i.png</icon>"), feed(extra="<icon>http://example.org/i.png</icon>")),
+    ("atom-self-link-missing", feed(head="<title>T</title><link href='http://example.org/'/>"), feed(head="<title>T</title><link rel='http://www.iana.org/assignments/relation/self' href='http://example.org/f'/>")),
+    ("atom-entry-id-duplicate", feed(entry=ENTRY + ENTRY.replace("2003-12-13T18:30:02Z", "2003-12-14T18:30:02Z")), feed(entry=ENTRY + ENTRY.replace("aaaa-80da", "bbbb-80da").replace("2003-12-13T18:30:02Z", "2003-12-14T18:30:02Z"))),
+    ("atom-entry-updated-duplicate", feed(entry=ENTRY + ENTRY.replace("aaaa-80da", "bbbb-80da")), feed(entry=ENTRY + ENTRY.replace("aaaa-80da", "bbbb-80da").replace("2003-12-13T18:30:02Z", "2003-12-14T18:30:02Z"))),
+    ("atom-summary-missing", feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content type='image/png' src='http://example.org/a.png'/>")), feed(entry=ENTRY.replace("</entry>", "<content type='image/png' src='http://example.org/a.png'/></entry>"))),
+    ("atom-summary-missing", feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content type='image/png'>iVBORw0KGgo=</content>")), feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content type='text/plain'>Some text.</content>"))),
+    ("atom-content-or-alternate-missing", feed(entry=ENTRY.replace("<link href='http://example.org/2003/12/13/atom03'/>", "")), feed(entry=ENTRY.replace("<link href='http://example.org/2003/12/13/atom03'/>", "<content>Text.</content>"))),
+    ("atom-textual-content-missing", feed(entry=ENTRY.replace("<summary>Some text.</summary>", "")), feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content>Text.</content>"))),
     ("atom-id-not-canonical", feed(id_="<id>HTTP://Example.org:80/a/./b/%7euser</id>"), feed(id_="<id>http://example.org/a/b/~user?</id>")),
     ("atom-id-not-canonical", feed(id_="<id>http://example.org</id>"), feed(id_="<id>http://example.org/#</id>")),
     ("atom-iri-invalid-char", feed(id_="<id>http://example.org/a b</id>"), feed(id_="<id>http://example.org/a%20b</id>")),

@@ -38,7 +38,10 @@ A first set of the RFC's rules, as the W3C Feed Validator checks them
 * ``atom-value-whitespace``: white space around an id, a date, an icon, a
   logo or a person's uri.
 
-What text constructs and content hold (escaped HTML in plain text, the
+What a feed holds across its entries (a self link, no repeated id or
+updated) and what an entry's content asks of it (a summary, content or an
+alternate link) is :mod:`~pipelines.document.checks.atom_feed`'s. What text
+constructs and content hold (escaped HTML in plain text, the
 validator's security checks on HTML) is :mod:`~pipelines.document.checks.atom_html`'s.
 
 Scopes: ``feed``, ``entry``, ``source`` (an entry's ``atom:source``), and
@@ -52,6 +55,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from pipelines.document.checks.atom_feed import check_entry_content, check_feed_entries, link_rel
 from pipelines.document.checks.atom_html import check_html_content, check_plain_value
 from pipelines.document.checks.atom_iri import bad_iri_char, id_not_canonical
 from pipelines.document.checks.context import Acc, Element, children, is_core, name_of, text_of
@@ -270,7 +274,7 @@ def _link(acc: Acc, link: Element, scope: str, alternates: set[tuple[str | None,
             acc.add("atom-attribute-blank", scope, f"atom:link {attribute}")
     if (title := link.get("title")) is not None:
         check_plain_value(acc, title, scope)
-    if link.get("rel", "alternate").strip() == "alternate":
+    if link_rel(link) == "alternate":
         key = (link.get("type"), link.get("hreflang"))
         if key in alternates:
             acc.add("atom-alternate-duplicate", scope, link.get("href"))
@@ -290,6 +294,10 @@ def _scope(acc: Acc, el: Element, scope: str, feed_has_author: bool) -> None:
         else:
             _child(acc, child, name, scope, alternates)
     _whole_scope(acc, el, scope, seen, feed_has_author)
+    if scope == ENTRY:
+        check_entry_content(acc, el)
+    elif scope == FEED:
+        check_feed_entries(acc, el, entries)
     has_author = "atom:author" in seen
     for entry in entries:
         try:

@@ -27,6 +27,15 @@ ATOM_ROWS: tuple[tuple[str, str, str, str | tuple[str, ...], str, str], ...] = (
      "an empty type attribute of a text construct or content, an empty rel or title of a link", _A),
     ("atom-value-whitespace", W, "4.2.6", "UnexpectedWhitespace",
      "white space around an id, a date, an icon, a logo or a person's uri", _A),
+    # across a feed's entries, and what an entry's content asks of it (4.1.1, 4.1.2: atom_feed)
+    ("atom-self-link-missing", W, "4.1.1", "MissingSelf", 'feed without an atom:link rel="self" (its own address)', _A),
+    ("atom-entry-id-duplicate", W, "4.1.1", "DuplicateEntries", "two entries of a feed with the same atom:id", _A),
+    ("atom-entry-updated-duplicate", W, "4.1.1", "DuplicateUpdated", "two entries of a feed with the same atom:updated", _A),
+    ("atom-summary-missing", E, "4.1.2", "MissingSummary",
+     "entry whose content has src or is base64 (not XML, not text) and has no atom:summary", _A),
+    ("atom-content-or-alternate-missing", E, "4.1.2", "MissingContentOrAlternate",
+     'entry with neither atom:content nor a link rel="alternate"', _A),
+    ("atom-textual-content-missing", W, "4.1.2", "MissingTextualContent", "entry with neither atom:content nor atom:summary", _A),
     # ids, dates, persons (3.2, 3.3, 4.2.6)
     ("atom-id-not-iri", E, "4.2.6", "InvalidFullLink", "atom:id is not an absolute IRI (no scheme)", _A),
     ("atom-id-invalid", E, "4.2.6", ("InvalidTAG", "InvalidURN"),
