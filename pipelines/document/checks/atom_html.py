@@ -202,11 +202,9 @@ def check_plain_value(acc: Acc, value: str, scope: str) -> None:
 
 # ---------------------------------------------------------------- unsafe HTML
 
-_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 #: The start of an unsafe element; names in lower case, as feeds write them (each search has a literal start,
 #: which the regex engine finds fast: the HTML of item descriptions is most of a feed's bytes).
 _UNSAFE_TAG_RE = re.compile(r"<(" + "|".join(sorted(UNSAFE_ELEMENTS, key=len, reverse=True)) + r")\b")
-_IMPORT_RE = re.compile(r"<\?(?i:import)\s")
 _EVENT_RE = re.compile(r"on[a-zA-Z]+(?=\s*=)")
 _STYLE_ATTR_RE = re.compile(r"""style\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
 _TAG_NAME_RE = re.compile(r"[A-Za-z][-\w:.]*")
@@ -232,31 +230,52 @@ def _in_safe_tag(markup: str, at: int) -> bool:
     return name is not None and (tag := name.group().lower()) in HTML_ELEMENTS and tag not in UNSAFE_ELEMENTS
 
 
+def _in_comment(markup: str, at: int) -> bool:
+    """Whether position ``at`` is inside an HTML comment (Word's conditional comments hold whole style sheets)."""
+    return markup.rfind("<!--", 0, at) > markup.rfind("-->", 0, at)
+
+
+def _has_import(markup: str) -> bool:
+    """An ``<?import`` instruction (Internet Explorer's behaviours), in any case."""
+    at = markup.find("<?")
+    while at >= 0:
+        if markup[at + 2 : at + 8].lower() == "import" and markup[at + 8 : at + 9].isspace():
+            return True
+        at = markup.find("<?", at + 2)
+    return False
+
+
 def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
     """(kind, example) for each unsafe element, event attribute and style in escaped HTML (``type="html"``).
 
-    Three searches, each for what it reports (HTML comments left out): an unsafe element's start tag, an event
-    handler attribute, a style attribute; an attribute counts inside the start tag of a safe HTML element only.
+    Three searches, each for what it reports: an unsafe element's start tag, an event handler attribute, a
+    style attribute; an attribute counts inside the start tag of a safe HTML element only, nothing inside an
+    HTML comment. Each search starts from a literal (``<``, ``on``, ``style``) found by a fast string search.
     """
     if "<" not in markup:
         return
-    if "<!--" in markup:  # a comment's tags are none (Word's conditional comments hold whole style sheets)
-        markup = _COMMENT_RE.sub("", markup)
-    if "<?" in markup and _IMPORT_RE.search(markup):
+    comments = "<!--" in markup
+    if "<?" in markup and _has_import(markup):
         yield ELEMENT, "?import"
     for m in _UNSAFE_TAG_RE.finditer(markup):
-        yield ELEMENT, m.group(1)
-    if "on" in markup:
-        for m in _EVENT_RE.finditer(markup):
-            if _in_safe_tag(markup, m.start()):
-                yield ATTRIBUTE, m.group()
-    if "style" in markup:
-        for m in _STYLE_ATTR_RE.finditer(markup):
-            value = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
-            problems = style_problems(html.unescape(value) if "&" in value else value)
-            if problems and _in_safe_tag(markup, m.start()):  # most styles are plain: judged first (cached)
-                for problem in problems:
-                    yield STYLE, problem
+        if not (comments and _in_comment(markup, m.start())):
+            yield ELEMENT, m.group(1)
+    for m in _EVENT_RE.finditer(markup):
+        if _in_safe_tag(markup, m.start()) and not (comments and _in_comment(markup, m.start())):
+            yield ATTRIBUTE, m.group()
+    at = markup.find("style")
+    while at >= 0:
+        m = _STYLE_ATTR_RE.match(markup, at)
+        if m is None:
+            at = markup.find("style", at + 5)
+            continue
+        value = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+        problems = style_problems(html.unescape(value) if "&" in value else value)
+        # most styles are plain: judged first (cached), their place only when they are not
+        if problems and _in_safe_tag(markup, at) and not (comments and _in_comment(markup, at)):
+            for problem in problems:
+                yield STYLE, problem
+        at = markup.find("style", m.end())
 
 
 def _html_attributes(attributes: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:
