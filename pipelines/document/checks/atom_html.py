@@ -265,17 +265,18 @@ def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
             yield ATTRIBUTE, m.group()
     at = markup.find("style")
     while at >= 0:
-        m = _STYLE_ATTR_RE.match(markup, at)
-        if m is None:
+        attr = _STYLE_ATTR_RE.match(markup, at)
+        if attr is None:
             at = markup.find("style", at + 5)
             continue
-        value = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+        quoted, single, bare = attr.groups()
+        value = quoted if quoted is not None else single if single is not None else bare
         problems = style_problems(html.unescape(value) if "&" in value else value)
         # most styles are plain: judged first (cached), their place only when they are not
         if problems and _in_safe_tag(markup, at) and not (comments and _in_comment(markup, at)):
             for problem in problems:
                 yield STYLE, problem
-        at = markup.find("style", m.end())
+        at = markup.find("style", attr.end())
 
 
 def _html_attributes(attributes: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:
