@@ -40,7 +40,7 @@ case as feeds write them (an upper-case ``<SCRIPT>`` is missed), an
 attribute counting inside the start tag of a safe HTML element only. The
 item HTML of a feed is most of its bytes; each search starts with a literal
 the regex engine finds fast. Not checked: the validator's ``NotHtml``
-(its HTML 5 parser's strict errors, which this scan does not reproduce; where
+(its HTML 5 parser's strict errors, which these searches do not reproduce; where
 the validator finds one it checks nothing else in that text, see
 ``docs/conformance.md``).
 """
@@ -263,6 +263,11 @@ def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
     for m in _EVENT_RE.finditer(markup):
         if _in_safe_tag(markup, m.start()) and not (comments and _in_comment(markup, m.start())):
             yield ATTRIBUTE, m.group()
+    yield from _unsafe_styles(markup, comments)
+
+
+def _unsafe_styles(markup: str, comments: bool) -> Iterator[tuple[str, str]]:
+    """The style attributes of :func:`unsafe_in_html`: found from each "style" by ``str.find``, matched there."""
     at = markup.find("style")
     while at >= 0:
         attr = _STYLE_ATTR_RE.match(markup, at)
