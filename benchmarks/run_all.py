@@ -37,6 +37,7 @@ SECTIONS = [
     "figures",
     "census",
     "scale",
+    "atomchecks",
 ]
 TITLES = {
     "parse": "1. Parse path vs peers and the lxml limit",
@@ -54,6 +55,7 @@ TITLES = {
     "figures": "11. Figures that were in code comments (issue 38)",
     "census": "12. A census of listed sites three ways: every record, feed records, archived pages + live feeds (issue 39)",
     "scale": "13. Scale and politeness on a realistic web (issue 41)",
+    "atomchecks": "14. What the Atom checks and the HTML security checks cost (issue 40)",
 }
 
 ANALYSIS = {

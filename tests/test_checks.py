@@ -190,6 +190,10 @@ CASES: list[tuple[str, str, str]] = [
     ("duplicate-item-element", doc(item="<link>http://dallas.example.com/other.htm</link>"), doc(item="<category>movies</category><category domain=\"rec.arts.movies.reviews\">1983/V</category>")),
     ("description-relative-url", doc(item_description='<description>last week &lt;a href="/title/tt0086525/"&gt;Valley Girl&lt;/a&gt; came out</description>'), doc(item_description='<description>I\'m headed for France. I wasn\'t gonna go this year, but then last week &lt;a href="http://www.imdb.com/title/tt0086525/"&gt;Valley Girl&lt;/a&gt; came out and I said to myself, Joe Bob, you gotta get out of the country for a while.</description>')),
     ("description-relative-url", doc(item_description='<description><![CDATA[<img src="joebob.jpg">]]></description>'), doc(item_description='<description><![CDATA[I\'m headed for France. I wasn\'t gonna go this year, but then last week <a href="http://www.imdb.com/title/tt0086525/">Valley Girl</a> came out and I said to myself, Joe Bob, you gotta get out of the country for a while.]]></description>')),
+    ("html-unsafe-element", doc(item_description="<description>a &lt;script&gt;go()&lt;/script&gt;</description>"), doc(item_description="<description>a &lt;p&gt;script&lt;/p&gt;</description>")),
+    ("html-unsafe-element", doc(item_description="<description>x</description><content:encoded xmlns:content='http://purl.org/rss/1.0/modules/content/'><![CDATA[<iframe src='http://example.com/'></iframe>]]></content:encoded>"), doc(item_description="<description>x</description><content:encoded xmlns:content='http://purl.org/rss/1.0/modules/content/'><![CDATA[<img src='http://example.com/i.png'>]]></content:encoded>")),
+    ("html-unsafe-attribute", doc(item_description="<description>&lt;a onclick='go()'&gt;x&lt;/a&gt;</description>"), doc(item_description="<description>&lt;a title='onclick'&gt;x&lt;/a&gt;</description>")),
+    ("html-unsafe-style", doc(item_description="<description>&lt;p style='position: absolute'&gt;x&lt;/p&gt;</description>"), doc(item_description="<description>&lt;p style='color: red'&gt;x&lt;/p&gt;</description>")),
     ("enclosure-missing-attribute", doc(item='<enclosure length="24986239" url="http://dallas.example.com/joebob_050689.mp3" />'), doc(item=ENCLOSURE)),
     ("enclosure-length-not-integer", doc(item=ENCLOSURE.replace('"24986239"', '"24 MB"')), doc(item=ENCLOSURE.replace('"24986239"', '"0"'))),
     ("enclosure-length-unknown", doc(item=ENCLOSURE.replace('"24986239"', '"-1"')), doc(item=ENCLOSURE.replace('"24986239"', '"0"'))),
@@ -493,7 +497,10 @@ def test_other_formats_get_no_findings_and_rss1_only_its_own() -> None:
         b"<channel><title>t</title><language>en</language></channel></rdf:RDF>"
     )
     atom_findings = check_feed(etree.fromstring(atom), format="atom", body=atom)
-    assert {(f.rule, f.example) for f in atom_findings} == {("atom-missing-required", "atom:id, atom:updated")}
+    assert {(f.rule, f.example) for f in atom_findings} == {
+        ("atom-missing-required", "atom:id, atom:updated"),
+        ("atom-self-link-missing", "atom:feed"),
+    }
     rss1 = check_feed(etree.fromstring(rdf), format="rdf", body=rdf)
     assert {f.rule for f in rss1} == {"rss1-undefined-element", "rss1-missing-required", "rss1-about-missing"}
     assert {f.source for f in rss1} == {"rss1"}
@@ -776,7 +783,10 @@ def test_every_rule_in_the_tables_is_a_rule_of_the_profile() -> None:
         "undefined-element", "namespace-undefined-element", "text-element-has-children", "character-data-not-hex",
         "rss1-undefined-element",
     }  # fmt: skip
-    decided_with_another = {"url-not-ascii", "email-missing-real-name", "email-format", "itunes-owner-email-invalid"}
+    decided_with_another = {
+        "url-not-ascii", "email-missing-real-name", "email-format", "itunes-owner-email-invalid",
+        "html-unsafe-attribute", "html-unsafe-style",
+    }  # fmt: skip
     assert set(RULES) - ids == walked | decided_with_another | NOT_FEED_RULES
     assert {section.undefined for section in rss1_sections} == {"rss1-undefined-element"}
     assert all(RULES[rule].source == "rss1" for section in rss1_sections for rule, _ in section.scope_rules

@@ -11,6 +11,8 @@ from lxml import etree
 
 from pipelines.document.checks import RULES, check_feed
 from pipelines.document.checks.atom import is_rfc3339
+from pipelines.document.checks.atom_html import style_problems
+from pipelines.document.checks.atom_iri import normal_form
 
 ENTRY = (
     "<entry><title>Atom-Powered Robots Run Amok</title><link href='http://example.org/2003/12/13/atom03'/>"
@@ -22,7 +24,7 @@ AUTHOR = "<author><name>John Doe</name></author>"
 
 def feed(
     *,
-    head: str = "<title>Example Feed</title><link href='http://example.org/'/>",
+    head: str = "<title>Example Feed</title><link href='http://example.org/'/><link rel='self' href='http://example.org/feed'/>",
     id_: str | None = "<id>urn:uuid:60a76c80-d399-11d9-b93C-0003939e0af6</id>",
     updated: str | None = "<updated>2003-12-13T18:30:02Z</updated>",
     author: str = AUTHOR,
@@ -66,6 +68,36 @@ CASES: list[tuple[str, str, str]] = [
     ("atom-xhtml-div-missing", feed(extra="<rights type='xhtml'><div>(c)</div></rights>"), feed()),  # div not XHTML's
     ("atom-email-invalid", feed(author="<author><name>J</name><email>John Doe &lt;jdoe@example.com&gt;</email></author>"), feed(author="<author><name>J</name><email>jdoe@example.com</email></author>")),
     ("atom-alternate-duplicate", feed(extra="<link rel='alternate' href='http://example.org/2'/>"), feed(extra="<link rel='alternate' hreflang='fr' href='http://example.org/fr'/>")),
+    ("atom-element-blank", feed(extra="<subtitle></subtitle>"), feed(extra="<subtitle> </subtitle>")),
+    ("atom-element-blank", feed(author="<author><name> </name></author>"), feed()),
+    ("atom-element-blank", feed(extra="<category term=''/>"), feed(extra="<category term='x'/>")),
+    ("atom-attribute-blank", feed(extra="<subtitle type=''>x</subtitle>"), feed(extra="<subtitle type='text'>x</subtitle>")),
+    ("atom-attribute-blank", feed(extra="<link rel='' href='http://example.org/r'/>"), feed(extra="<link rel='related' title='R' href='http://example.org/r'/>")),
+    ("atom-value-whitespace", feed(id_="<id> urn:isbn:0451450523 </id>"), feed(id_="<id>urn:isbn:0451450523</id>")),
+    ("atom-value-whitespace", feed(extra="<icon>\n http://example.org/i.png</icon>"), feed(extra="<icon>http://example.org/i.png</icon>")),
+    ("atom-self-link-missing", feed(head="<title>T</title><link href='http://example.org/'/>"), feed(head="<title>T</title><link rel='http://www.iana.org/assignments/relation/self' href='http://example.org/f'/>")),
+    ("atom-entry-id-duplicate", feed(entry=ENTRY + ENTRY.replace("2003-12-13T18:30:02Z", "2003-12-14T18:30:02Z")), feed(entry=ENTRY + ENTRY.replace("aaaa-80da", "bbbb-80da").replace("2003-12-13T18:30:02Z", "2003-12-14T18:30:02Z"))),
+    ("atom-entry-updated-duplicate", feed(entry=ENTRY + ENTRY.replace("aaaa-80da", "bbbb-80da")), feed(entry=ENTRY + ENTRY.replace("aaaa-80da", "bbbb-80da").replace("2003-12-13T18:30:02Z", "2003-12-14T18:30:02Z"))),
+    ("atom-summary-missing", feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content type='image/png' src='http://example.org/a.png'/>")), feed(entry=ENTRY.replace("</entry>", "<content type='image/png' src='http://example.org/a.png'/></entry>"))),
+    ("atom-summary-missing", feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content type='image/png'>iVBORw0KGgo=</content>")), feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content type='text/plain'>Some text.</content>"))),
+    ("atom-content-or-alternate-missing", feed(entry=ENTRY.replace("<link href='http://example.org/2003/12/13/atom03'/>", "")), feed(entry=ENTRY.replace("<link href='http://example.org/2003/12/13/atom03'/>", "<content>Text.</content>"))),
+    ("atom-textual-content-missing", feed(entry=ENTRY.replace("<summary>Some text.</summary>", "")), feed(entry=ENTRY.replace("<summary>Some text.</summary>", "<content>Text.</content>"))),
+    ("atom-id-not-canonical", feed(id_="<id>HTTP://Example.org:80/a/./b/%7euser</id>"), feed(id_="<id>http://example.org/a/b/~user?</id>")),
+    ("atom-id-not-canonical", feed(id_="<id>http://example.org</id>"), feed(id_="<id>http://example.org/#</id>")),
+    ("atom-iri-invalid-char", feed(id_="<id>http://example.org/a b</id>"), feed(id_="<id>http://example.org/a%20b</id>")),
+    ("atom-iri-invalid-char", feed(extra="<link rel='related' href=' http://example.org/r'/>"), feed(extra="<link rel='related' href='http://[FEDC:BA98::3210]/r'/>")),
+    ("atom-text-contains-html", feed(extra="<subtitle>a &lt;b&gt;bold&lt;/b&gt; move</subtitle>"), feed(extra="<subtitle type='html'>a &lt;b&gt;bold&lt;/b&gt; move</subtitle>")),
+    ("atom-text-contains-html", feed(extra="<subtitle>Tom&amp;nbsp;Jerry</subtitle>"), feed(extra="<subtitle>Tom &amp; Jerry, 1 &lt; 2</subtitle>")),
+    ("atom-text-contains-html", feed(author="<author><name><![CDATA[<b>J</b>]]></name></author>"), feed(author="<author><name>J &amp; K</name></author>")),
+    ("atom-text-contains-html", feed(extra="<link rel='related' title='&lt;i&gt;R&lt;/i&gt;' href='http://example.org/r'/>"), feed()),
+    ("atom-xhtml-escaped", feed(extra="<subtitle type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'>a &lt;b&gt;b&lt;/b&gt;</div></subtitle>"), feed(extra="<subtitle type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'><i>a</i> &lt;b&gt;b&lt;/b&gt;</div></subtitle>")),
+    ("atom-markup-not-escaped", feed(extra="<subtitle type='text/html' mode='escaped'><p>x</p></subtitle>"), feed(extra="<subtitle type='text/html' mode='escaped'>&lt;p&gt;x</subtitle>")),
+    ("atom-html-fragment", feed(entry=ENTRY.replace("</entry>", "<content type='text/html'>&lt;p&gt;x&lt;/p&gt;</content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='text/html'>&lt;html&gt;&lt;p&gt;x&lt;/p&gt;&lt;/html&gt;</content></entry>"))),
+    ("atom-html-unsafe-element", feed(entry=ENTRY.replace("</entry>", "<content type='html'>&lt;script&gt;go()&lt;/script&gt;</content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='html'>&lt;!-- &lt;script&gt; --&gt;&lt;p&gt;script&lt;/p&gt;</content></entry>"))),
+    ("atom-html-unsafe-element", feed(entry=ENTRY.replace("</entry>", "<content type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'><iframe src='x'/></div></content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'><img src='x'/></div></content></entry>"))),
+    ("atom-html-unsafe-attribute", feed(entry=ENTRY.replace("</entry>", "<content type='html'>&lt;a onclick='go()'&gt;x&lt;/a&gt;</content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='html'>&lt;a title='onclick'&gt;x&lt;/a&gt;</content></entry>"))),
+    ("atom-html-unsafe-style", feed(entry=ENTRY.replace("</entry>", "<content type='html'>&lt;p style='position: absolute'&gt;x</content></entry>")), feed(entry=ENTRY.replace("</entry>", "<content type='html'>&lt;p style='margin: 0 15px 0 0; color: red'&gt;x</content></entry>"))),
+    ("atom-html-unsafe-style", feed(entry=ENTRY.replace("</entry>", "<summary type='xhtml'><div xmlns='http://www.w3.org/1999/xhtml'><b style='background: url(http://x.example/i)'>x</b></div></summary></entry>").replace("<summary>Some text.</summary>", "")), feed()),
 ]  # fmt: skip
 
 
@@ -111,3 +143,38 @@ def test_entry_author_from_the_feed_or_the_source() -> None:
 )
 def test_rfc3339(value: str, valid: bool) -> None:
     assert is_rfc3339(value) is valid
+
+
+@pytest.mark.parametrize(
+    ("style", "problems"),
+    [
+        ("color: red; font-weight: bold", []),
+        ("margin: 0 15px 0 0", []),
+        ("display: block; padding: 1em 0;", []),
+        ("display: block; padding: 1em 0; ", ["display: block; padding: 1em 0; "]),  # as the validator reads it
+        ("border: 1px solid rgb(0,0,0)", []),
+        ("margin: 99999em", ["99999em"]),
+        ("position: absolute; top: 0", ["position", "top"]),
+        ("mso-list: l0 level1 lfo1", ["mso-list"]),
+        ("background: url(http://example.org/x.png)", ["background: url(http://example.org/x.png)"]),
+        ("width: expression(alert(1))", ["width: expression(alert(1))"]),
+    ],
+)
+def test_style_problems(style: str, problems: list[str]) -> None:
+    assert style_problems(style) == tuple(problems)
+
+
+@pytest.mark.parametrize(
+    ("uri", "normal"),
+    [
+        ("http://example.org/", "http://example.org/"),
+        ("HTTP://EXAMPLE.ORG", "http://example.org/"),
+        ("http://example.org:80/a/../b/./c", "http://example.org/b/c"),
+        ("http://example.org:8080/%7Euser/%2f", "http://example.org:8080/~user/%2F"),
+        ("http://example.org./caf\u00e9", "http://example.org/caf%C3%A9"),
+        ("urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a", "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a"),
+        ("http://example.org/%zz", None),
+    ],
+)
+def test_normal_form(uri: str, normal: str | None) -> None:
+    assert normal_form(uri) == normal

@@ -568,3 +568,36 @@ def test_rule_failures_of_rss1_feeds_are_counted_for_format_rdf(tmp_path: Path) 
         assert any("rss1 rules" in note and "format rdf" in note for note in table.notes)
     assert want == {"item-missing-guid": 1}
     con.close()
+
+
+def test_atom_section_counts_the_atom_rules_on_atom_feeds(sample: dict[str, Any]) -> None:
+    """The Atom section beside the profile's: every Atom rule, its feeds recounted from the Parquet."""
+    con = sample["con"]
+    n = con.execute("SELECT count(DISTINCT url) FROM feeds WHERE format = 'atom'").fetchone()[0]
+    assert n > 0
+    found = con.execute(
+        """SELECT c.rule, count(DISTINCT c.feed_url) FROM conformance c JOIN feeds f ON f.url = c.feed_url
+           WHERE f.format = 'atom' GROUP BY ALL"""
+    ).fetchall()
+    want = dict(found)
+    assert want, "the census writes conformance rows for Atom feeds"
+    assert all(RULES[rule].source == "atom" for rule in want), "an Atom feed gets the Atom rules only"
+    rows = read_csv(sample["report"], "atom_rule_failures")
+    assert {r["rule"] for r in rows} == {rule for rule, r in RULES.items() if r.source == "atom"}
+    for r in rows:
+        assert int(r["feeds"]) == want.get(r["rule"], 0), r
+        assert abs(num(r["pct_feeds"]) - 100 * want.get(r["rule"], 0) / n) < TOL
+    by_format = {r["format"]: r for r in read_csv(sample["report"], "conformance_by_format")}
+    for fmt in ("rss", "atom"):
+        feeds, clean = con.execute(
+            """SELECT count(DISTINCT f.url), count(DISTINCT f.url) FILTER (WHERE NOT EXISTS (
+                   SELECT 1 FROM conformance c WHERE c.feed_url = f.url AND c.severity = 'error'))
+               FROM feeds f WHERE f.format = ?""",
+            [fmt],
+        ).fetchone()
+        assert (int(by_format[fmt]["feeds"]), int(by_format[fmt]["clean"])) == (feeds, clean)
+    platforms = read_csv(sample["report"], "atom_platforms")
+    assert sum(int(r["feeds"]) for r in platforms) >= n
+    assert all(int(r["top_feeds"]) <= int(r["feeds"]) for r in platforms)
+    md = sample["stdout"]
+    assert md.index("RSS Best Practices Profile: rule failure rates") < md.index("Atom 1.0 (RFC 4287): rule failure")

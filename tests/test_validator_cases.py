@@ -91,12 +91,18 @@ class Verdict:
 
 
 def rule_messages() -> dict[str, tuple[str, ...]]:
-    """Rule id -> the W3C messages it names, as ``feedcensus rules --json`` gives them."""
+    """Rule id -> the W3C messages it names, as ``feedcensus rules --json`` gives them (the RSS and RSS 1.0 rules).
+
+    The Atom rules (``source = "atom"``) are left out: they check Atom documents only, so an RSS case whose
+    message only an Atom rule names (``SecurityRisk`` in a description) is not one of ours to agree with.
+    """
     out = run_cli("rules", "--json")
     assert out.returncode == 0, out.stderr
     rules = {}
     for line in out.stdout.splitlines():
         rule = json.loads(line)
+        if rule["source"] == ATOM_SOURCE:
+            continue
         w3c = rule["w3c"]
         rules[rule["id"]] = tuple(w3c if isinstance(w3c, list) else [w3c] if w3c else [])
     return rules
@@ -205,8 +211,9 @@ def judged(
     found = lint_examples([c.path for c in cases])
     out = []
     for case in cases:
-        scope = parent_scope(case.params)
         element = case_element(case.params)
+        # a message about an entry itself (MissingSummary{element:entry,parent:feed}) is one of ours in scope entry
+        scope = "entry" if element == "entry" and parent_scope(case.params) == "feed" else parent_scope(case.params)
         reported = tuple(
             rule
             for rule, where, example in found.get(case.path, [])
@@ -313,9 +320,11 @@ def test_clean_rss1_cases_get_no_finding() -> None:
 #: The rules of Atom documents (``source = "atom"``): an Atom case counts when one of these names its message.
 ATOM_SOURCE = "atom"
 #: The Atom rules whose example is the element's name (``atom:id``), paired by a case's ``element``.
-ATOM_ELEMENT_EXAMPLES = frozenset({"atom-missing-required", "atom-duplicate-element", "atom-undefined-element"})
-#: Where the Atom rules stand (issue 40 asks for 450 cases covered and 90% agreement; this is the start).
-MIN_ATOM_CASES = 285
+ATOM_ELEMENT_EXAMPLES = frozenset(
+    {"atom-missing-required", "atom-duplicate-element", "atom-undefined-element", "atom-self-link-missing"}
+)
+#: Issue 40: at least 450 Atom cases covered by a mapped rule, 90% of them agreeing.
+MIN_ATOM_CASES = 450
 MIN_ATOM_AGREEMENT = 0.90
 
 

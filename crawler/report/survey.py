@@ -33,6 +33,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crawler.report.atom import atom_tables
 from crawler.report.breadth import breadth_tables
 from crawler.report.coverage import coverage_tables
 from crawler.report.model import Chart, Column, Survey, Table
@@ -857,6 +858,7 @@ def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
             tables[t.name] = t
         # Before _autodiscovery, whose temporary table ``pages`` would hide the dataset's own.
         breadth = [*breadth_tables(con), *coverage_tables(con)]
+        atom = atom_tables(con)  # reads breadth's bf
         summary, kinds, reasons, pages = _autodiscovery(con)
         for t in (summary, kinds, reasons, _reflexive(con, total), _usm(con), *breadth):
             tables[t.name] = t
@@ -865,10 +867,20 @@ def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
             fmt=fmt,
             jobs=tuple(list_jobs(out)),
             totals={"feeds": total, "format_feeds": n, "format_items": items, "pages": pages},
-            tables=tuple(tables.values()),
+            tables=_beside(tuple(tables.values()), "rule_failures", atom),
         )
     finally:
         con.close()
+
+
+def _beside(tables: tuple[Table, ...], name: str, section: list[Table]) -> tuple[Table, ...]:
+    """``tables`` with ``section`` right after the table called ``name`` (the Atom section after the profile's)."""
+    out: list[Table] = []
+    for t in tables:
+        out.append(t)
+        if t.name == name:
+            out += section
+    return tuple(out)
 
 
 def run(out: str, *, job: str | None = None, fmt: str = "rss", report_dir: str | None = None) -> str:

@@ -38,6 +38,10 @@ The package follows the profile's sections, one small function per rule:
 ``datetimes``      3.2 dates and times (tokenised by ``pipelines.document.dates``)
 ``values``         3.3 e-mail addresses, 3.4 URLs, integers
 ``context``        the findings being gathered, rule failures, tree helpers
+``atom``           Atom 1.0 (RFC 4287): feed, entry, source, persons, ids, dates, links, types
+``atom_html``      what Atom text constructs and content hold (escaped HTML, unsafe HTML; also an RSS
+                   item's HTML)
+``atom_rules``     the Atom rows of the rule table
 =================  ==============================================================
 
 What is deliberately not checked (not decidable on the document alone):
@@ -63,9 +67,9 @@ rules of RSS 2.x alone (``Rule.versions == "2.x"``: the guid, the Atom
 self-link, 3.1's character data) are not reported on an RSS 0.91 / 0.92
 document (a version attribute that does not start with "2."), as the W3C
 validator does not report them there. An RSS 1.0
-document (``format == "rdf"``) gets the ``rss1`` rules instead (see ``rss1``);
-RSS 0.90, Atom and unknown documents get no findings: no rule is defined for
-them. A document that is no feed (``unknown``) gets no finding here: the census
+document (``format == "rdf"``) gets the ``rss1`` rules instead (see ``rss1``),
+an Atom document the ``atom`` rules (``atom``, ``atom_html``); RSS 0.90 and
+unknown documents get no findings: no rule is defined for them. A document that is no feed (``unknown``) gets no finding here: the census
 records it as such (``not_feed``), and the ``conformance`` table stays about
 feeds. ``feedcensus lint`` alone names it as a rule (``root-not-feed``, of
 :data:`NOT_FEED_RULES`, or ``rss1-channel-missing`` for an ``rdf:RDF`` root;

@@ -30,10 +30,24 @@ A first set of the RFC's rules, as the W3C Feed Validator checks them
 * ``atom-alternate-duplicate`` (4.1.1): two ``rel="alternate"`` links with
   the same ``type`` and ``hreflang``.
 
+* ``atom-element-blank``, ``atom-attribute-blank``: a text construct, content,
+  id, person's name, generator or category term with no text; an empty
+  ``type``, or a link's empty ``rel`` / ``title``;
+* ``atom-id-not-canonical`` (4.2.6.1): an id not in RFC 3986's normal form
+  (``atom_iri``);
+* ``atom-value-whitespace``: white space around an id, a date, an icon, a
+  logo or a person's uri.
+
+What a feed holds across its entries (a self link, no repeated id or
+updated) and what an entry's content asks of it (a summary, content or an
+alternate link) is :mod:`~pipelines.document.checks.atom_feed`'s. What text
+constructs and content hold (escaped HTML in plain text, the
+validator's security checks on HTML) is :mod:`~pipelines.document.checks.atom_html`'s.
+
 Scopes: ``feed``, ``entry``, ``source`` (an entry's ``atom:source``), and
 ``author`` / ``contributor`` for a person construct's own rules. Elements of
 other namespaces are not checked here, nor link relations, IRIs other than
-ids, or the HTML and security checks of the validator (not yet).
+ids (not yet).
 """
 
 from __future__ import annotations
@@ -41,6 +55,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from pipelines.document.checks.atom_feed import check_entry_content, check_feed_entries, link_rel
+from pipelines.document.checks.atom_html import check_html_content, check_plain_value
+from pipelines.document.checks.atom_iri import bad_iri_char, id_not_canonical
 from pipelines.document.checks.context import Acc, Element, children, is_core, name_of, text_of
 
 __all__ = ["ATOM_NS", "walk_atom"]
@@ -123,6 +140,13 @@ def _person(acc: Acc, el: Element, scope: str) -> None:
             acc.add("atom-undefined-element", scope, name)
         elif name == "atom:email" and _ADDRESS_RE.match(value := text_of(child, acc).strip()) is None:
             acc.add("atom-email-invalid", scope, value or "(empty)")
+        elif name == "atom:name":
+            value = text_of(child, acc)
+            if not value.strip():
+                acc.add("atom-element-blank", scope, name)
+            check_plain_value(acc, value, scope)
+        elif name == "atom:uri":
+            _whitespace(acc, text_of(child, acc), scope, name)
     if "atom:name" not in seen:
         acc.add("atom-missing-required", scope, "atom:name")
     for name, n in seen.items():
@@ -157,41 +181,100 @@ def _xhtml_div_missing(el: Element) -> bool:
 
 
 def _text_children(acc: Acc, el: Element, scope: str, name: str) -> None:
-    """A text construct's type; one that is not xhtml (content: nor an XML media type) or a generator, with children."""
-    if name != "atom:generator" and (problem := _type_problem(el, name)) is not None:
+    """A text construct or a content: its type, its children, what it holds (``atom_html``), blank or not."""
+    if name == "atom:generator":
+        _generator(acc, el, scope)
+        return
+    declared = el.get("type")
+    if declared is not None and not declared.strip():
+        acc.add("atom-attribute-blank", scope, f"{name} type")
+    elif (problem := _type_problem(el, name)) is not None:
         acc.add("atom-type-invalid", scope, problem)
-    kind = (el.get("type") or "text").strip().lower()
-    if kind == "xhtml" and name != "atom:generator":
+    kind = (declared or "text").strip().lower() or "text"
+    if kind == "xhtml":
         if _xhtml_div_missing(el):
             acc.add("atom-xhtml-div-missing", scope, name)
-        return
-    if name == "atom:content" and (kind.endswith("+xml") or kind.endswith("/xml")):
-        return
+    elif not (name == "atom:content" and (kind.endswith("+xml") or kind.endswith("/xml"))):
+        _undefined_child(acc, el, name)
+    _iri_attribute(acc, el, "src", scope)
+    if el.get("src") is None:
+        check_html_content(acc, el, scope, kind)
+        if not el.text and not len(el):
+            acc.add("atom-element-blank", scope, name)
+
+
+XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
+
+
+def _iri_attribute(acc: Acc, el: Element, attribute: str, scope: str) -> None:
+    """An attribute whose value is an IRI reference: no character an IRI may not hold (``atom_iri``)."""
+    value = el.get(attribute)
+    if value is not None and bad_iri_char(value) is not None:
+        acc.add("atom-iri-invalid-char", scope, value)
+
+
+def _undefined_child(acc: Acc, el: Element, name: str) -> None:
     for child in el:
         if isinstance(tag := child.tag, str):
             acc.add("atom-undefined-element", name[5:], name_of(tag))
             return
 
 
+def _generator(acc: Acc, el: Element, scope: str) -> None:
+    """An atom:generator: plain text, not blank."""
+    _undefined_child(acc, el, "atom:generator")
+    _iri_attribute(acc, el, "uri", scope)
+    value = text_of(el, acc)
+    if not value.strip():
+        acc.add("atom-element-blank", scope, "atom:generator")
+    check_plain_value(acc, value, scope)
+
+
 def _value_rules(acc: Acc, child: Element, scope: str, name: str) -> None:
-    """The rules on one child's value: an id's IRI, a date."""
+    """The rules on one child's value: an id's IRI, a date; white space around an id, a date, an icon, a logo."""
     if name == "atom:id":
-        value = text_of(child, acc).strip()
+        raw = text_of(child, acc)
+        value = raw.strip()
         if (rule := id_problem(value)) is not None:
             acc.add(rule, scope, value or "(empty)")
+        elif value[:4].lower() not in ("tag:", "urn:") and bad_iri_char(value) is not None:
+            acc.add("atom-iri-invalid-char", scope, value)
+        elif id_not_canonical(raw):
+            acc.add("atom-id-not-canonical", scope, value)
+        if not value:
+            acc.add("atom-element-blank", scope, name)
+        _whitespace(acc, raw, scope, name)
     elif name in _DATES:
         value = text_of(child, acc)
         if not is_rfc3339(value):
             acc.add("atom-date-invalid", scope, value.strip() or "(empty)")
+        _whitespace(acc, value, scope, name)
+    elif name in _URI_VALUES:
+        _whitespace(acc, text_of(child, acc), scope, name)
+
+
+#: The elements whose value is an IRI or a date, written without white space around it.
+_URI_VALUES = frozenset(["atom:icon", "atom:logo"])
+
+
+def _whitespace(acc: Acc, value: str, scope: str, name: str) -> None:
+    if value != value.strip():
+        acc.add("atom-value-whitespace", scope, name)
 
 
 def _link(acc: Acc, link: Element, scope: str, alternates: set[tuple[str | None, str | None]]) -> None:
     """An atom:link: its href, its type, and one alternate per type and hreflang."""
     if link.get("href") is None:
         acc.add("atom-missing-attribute", scope, "atom:link href")
+    _iri_attribute(acc, link, "href", scope)
     if (problem := _type_problem(link, "atom:link")) is not None:
         acc.add("atom-type-invalid", scope, problem)
-    if link.get("rel", "alternate").strip() == "alternate":
+    for attribute in ("rel", "title"):
+        if (value := link.get(attribute)) is not None and not value.strip():
+            acc.add("atom-attribute-blank", scope, f"atom:link {attribute}")
+    if (title := link.get("title")) is not None:
+        check_plain_value(acc, title, scope)
+    if link_rel(link) == "alternate":
         key = (link.get("type"), link.get("hreflang"))
         if key in alternates:
             acc.add("atom-alternate-duplicate", scope, link.get("href"))
@@ -203,6 +286,7 @@ def _scope(acc: Acc, el: Element, scope: str, feed_has_author: bool) -> None:
     seen: dict[str, int] = {}
     entries: list[Element] = []
     alternates: set[tuple[str | None, str | None]] = set()
+    _iri_attribute(acc, el, XML_BASE, scope)
     for child, name in children(el, acc):
         seen[name] = seen.get(name, 0) + 1
         if name == "atom:entry" and name in _SECTIONS[scope][0]:
@@ -210,6 +294,10 @@ def _scope(acc: Acc, el: Element, scope: str, feed_has_author: bool) -> None:
         else:
             _child(acc, child, name, scope, alternates)
     _whole_scope(acc, el, scope, seen, feed_has_author)
+    if scope == ENTRY:
+        check_entry_content(acc, el)
+    elif scope == FEED:
+        check_feed_entries(acc, el, entries)
     has_author = "atom:author" in seen
     for entry in entries:
         try:
@@ -235,10 +323,21 @@ def _child(acc: Acc, child: Element, name: str, scope: str, alternates: set[tupl
     elif name == "atom:link":
         _link(acc, child, scope, alternates)
     elif name == "atom:category":
-        if child.get("term") is None:
-            acc.add("atom-missing-attribute", scope, "atom:category term")
+        _category(acc, child, scope)
     else:
         _value_rules(acc, child, scope, name)
+
+
+def _category(acc: Acc, el: Element, scope: str) -> None:
+    """An atom:category: a term (not blank), a label that is plain text."""
+    term = el.get("term")
+    if term is None:
+        acc.add("atom-missing-attribute", scope, "atom:category term")
+    elif not term.strip():
+        acc.add("atom-element-blank", scope, "atom:category term")
+    if (label := el.get("label")) is not None:
+        check_plain_value(acc, label, scope)
+    _iri_attribute(acc, el, "scheme", scope)
 
 
 def _whole_scope(acc: Acc, el: Element, scope: str, seen: dict[str, int], feed_has_author: bool) -> None:

@@ -10,6 +10,7 @@ import re
 from html.entities import name2codepoint
 
 from pipelines.document.checks import namespaces as ns
+from pipelines.document.checks.atom_html import unsafe_in_html, unsafe_in_xhtml
 from pipelines.document.checks.context import Acc, Element, text_of
 from pipelines.document.checks.datetimes import check_date, check_future
 from pipelines.document.checks.values import check_email, check_url, has_scheme, is_integer
@@ -73,6 +74,23 @@ def content_relative_url(acc: Acc, scope: str, el: Element) -> None:
     """The same for content:encoded, the other HTML of an item (the validator reads both alike)."""
     if (ref := relative_reference(text_of(el, acc))) is not None:
         acc.add("description-relative-url", scope, ref)
+
+
+def description_unsafe_html(acc: Acc, scope: str, text: str, el: Element) -> None:
+    """The validator's security checks on an item's HTML (``SecurityRisk``...): see ``atom_html``."""
+    for kind, example in unsafe_in_html(text):
+        acc.add(f"html-unsafe-{kind}", scope, example)
+
+
+def content_unsafe_html(acc: Acc, scope: str, el: Element) -> None:
+    """The same for content:encoded."""
+    description_unsafe_html(acc, scope, text_of(el, acc), el)
+
+
+def body_unsafe_html(acc: Acc, scope: str, el: Element) -> None:
+    """The same for the inline XHTML of an xhtml:body."""
+    for kind, example in unsafe_in_xhtml(el):
+        acc.add(f"html-unsafe-{kind}", scope, example)
 
 
 def guid_is_permalink_invalid(acc: Acc, scope: str, text: str, el: Element) -> None:
@@ -150,7 +168,10 @@ ITEM = Section(
     containers=frozenset(["enclosure"]),
     plain=frozenset(["title", "category", "author", "source"]),
     text_rules={
-        "description": (("description-relative-url", description_relative_url),),
+        "description": (
+            ("description-relative-url", description_relative_url),
+            ("html-unsafe-element", description_unsafe_html),
+        ),
         "pubDate": (("date-invalid", check_date), ("item-date-in-future", check_future)),
         "link": (("url-not-absolute", check_url),),
         "comments": (("url-not-absolute", check_url),),
@@ -172,7 +193,11 @@ ITEM = Section(
             ("enclosure-url-not-absolute", enclosure_url_not_absolute),
         ),
         "atom:link": (("atom-link-missing-href", ns.atom_link_missing_href),),
-        "content:encoded": (("description-relative-url", content_relative_url),),
+        "content:encoded": (
+            ("description-relative-url", content_relative_url),
+            ("html-unsafe-element", content_unsafe_html),
+        ),
+        "xhtml:body": (("html-unsafe-element", body_unsafe_html),),
         "itunes:image": (("itunes-missing-attribute", ns.itunes_image_missing_href),),
         "slash:comments": (("slash-comments-not-integer", ns.slash_comments_not_integer),),
         "dc:language": (("dc-language-invalid", ns.dc_language_invalid),),

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipelines.document.checks.atom_rules import ATOM_ROWS
+
 __all__ = [
     "ANY_VERSION",
     "ATOM",
@@ -503,91 +505,16 @@ RULES: dict[str, Rule] = _rules(
 
 RULES.update(
     _rules(
-        # Atom 1.0 (RFC 4287), for Atom documents only; section is the RFC's
-        (
-            "atom-missing-required",
-            E,
-            "4.1.1",
-            "MissingElement",
-            "feed or entry lacks atom:id, atom:title or atom:updated; entry lacks atom:author and the feed has none",
-            ATOM,
-        ),
-        (
-            "atom-duplicate-element",
-            E,
-            "4.1.1",
-            "DuplicateElement",
-            "Atom element allowed once in a feed or entry present more than once (id, title, updated...)",
-            ATOM,
-        ),
-        (
-            "atom-undefined-element",
-            E,
-            "4.1.1",
-            "UndefinedElement",
-            "element of the Atom namespace that RFC 4287 does not define here (published in a feed...)",
-            ATOM,
-        ),
-        ("atom-id-not-iri", E, "4.2.6", "InvalidFullLink", "atom:id is not an absolute IRI (no scheme)", ATOM),
-        (
-            "atom-id-invalid",
-            E,
-            "4.2.6",
-            ("InvalidTAG", "InvalidURN"),
-            "atom:id in the tag: or urn: scheme does not follow RFC 4151 / RFC 2141",
-            ATOM,
-        ),
-        (
-            "atom-date-invalid",
-            E,
-            "3.3",
-            "InvalidRFC3339Date",
-            "atom:updated or atom:published is not an RFC 3339 date-time",
-            ATOM,
-        ),
-        (
-            "atom-missing-attribute",
-            E,
-            "4.2.7.1",
-            "MissingAttribute",
-            "atom:link without href, or atom:category without term",
-            ATOM,
-        ),
-        (
-            "atom-type-invalid",
-            E,
-            "3.1.1",
-            "InvalidMIMEType",
-            "type of a text construct not text, html or xhtml; of a content not those nor a (non-composite) media"
-            " type, or text/html/xhtml with src; of a link not a media type",
-            ATOM,
-        ),
-        (
-            "atom-xhtml-div-missing",
-            E,
-            "3.1.1.3",
-            "MissingXhtmlDiv",
-            'type="xhtml" text construct or content that is not one xhtml:div',
-            ATOM,
-        ),
-        (
-            "atom-email-invalid",
-            E,
-            "3.2.3",
-            ("InvalidAddrSpec", "InvalidContact"),
-            "atom:email of a person is not an e-mail address",
-            ATOM,
-        ),
-        (
-            "atom-alternate-duplicate",
-            E,
-            "4.1.1",
-            "DuplicateAtomLink",
-            'two links rel="alternate" with the same type and hreflang',
-            ATOM,
-        ),
+        # The validator's security checks on an item's HTML (description, content:encoded, xhtml:body): RSS 2.0
+        # says the description may hold entity-encoded HTML; what an aggregator must not render is the validator's
+        # reading (RFC 4287 8.1 says the same of Atom content, where atom_html checks it).
+        ("html-unsafe-element", W, "4.1.1.20.4", "SecurityRisk", "item HTML with an element that runs or loads code (script, iframe, object, embed, meta...)", RSS2),
+        ("html-unsafe-attribute", W, "4.1.1.20.4", ("SecurityRiskAttr", "SecurityRisk"), "item HTML with an event handler attribute (onclick...)", RSS2),
+        ("html-unsafe-style", W, "4.1.1.20.4", ("DangerousStyleAttr", "SecurityRiskAttr", "SecurityRisk"), "item HTML with a style attribute beyond plain layout (url(), expression(), position, mso-*...)", RSS2),
     )
-)
+)  # fmt: skip
+
+RULES.update(_rules(*ATOM_ROWS))
 
 #: The rules :func:`~pipelines.document.checks.check_feed` never reports: ``feedcensus lint``'s verdict on a
 #: document the parser reads as no feed (``crawler.cli.documents.not_feed_findings``). The census records such a
