@@ -528,6 +528,9 @@ def frontier_crawler(tmp_path: Path, server: RedisServer, **settings: Any) -> Cr
             "FEEDCENSUS_WORKER_ID": "w1",
             "FEEDCENSUS_FRONTIER": server.url,
             "FEEDCENSUS_WORKERS": 0,  # the scheduler alone, in this process: no document workers to start
+            # These tests drive the scheduler with one host's requests: the job's budget per host
+            # (tests/test_budget_distributed.py) is not what they test.
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 64,
             **settings,
         },
     )

@@ -68,6 +68,8 @@ logger = logging.getLogger("crawler.frontier")
 GIVE_BACK_DELAY = 0.05
 #: The longest a worker waits before asking the frontier again when no host could be asked.
 IDLE_POLL = 1.0
+#: The shortest: on a web paced by its hosts' delays, a take then finds several hosts ready, not one.
+IDLE_MIN = 0.05
 
 
 def slot_of(request: Request) -> str:
@@ -244,6 +246,7 @@ class FrontierScheduler(BaseScheduler):
             debug=self.crawler.settings.getbool("DUPEFILTER_DEBUG"),
         )
         self.worker.scheduler = self
+        self.crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
         settings = self.crawler.settings
         try:
             self.budget = self.frontier.set_budget(
@@ -279,7 +282,7 @@ class FrontierScheduler(BaseScheduler):
     def has_pending_requests(self) -> bool:
         if self.worker.failed is not None:  # the crawl is stopping: only what stays in this process counts
             return bool(self.local)
-        if self.local or self.taken or self.pending or self.out:
+        if self.local or self.taken or self.pending:
             return True
         try:
             return self.frontier.queued() > 0
@@ -413,21 +416,29 @@ class FrontierScheduler(BaseScheduler):
         return max(1, min(self.prefetch, free))
 
     def note_done(self) -> None:
-        """The requests handed to the engine that it no longer holds (their responses are in, or they were
-        dropped before the download): their hosts' slots are given back with the next take, or alone soon."""
+        """The requests handed to the engine that it no longer holds (dropped before the download: a robots.txt
+        rule, the network guard): their hosts' slots are given back with the next take, or alone soon. Those
+        that were downloaded are noted as they leave the downloader (:meth:`_left_downloader`)."""
         if not self.out:
             return
-        slot = getattr(self.crawler.engine, "_slot", None)
-        holding = getattr(slot, "inprogress", None)
+        holding = getattr(getattr(self._engine(), "_slot", None), "inprogress", None)
         if holding is None:
             return
-        downloader = getattr(self.crawler.engine, "downloader", None)
-        slots = getattr(downloader, "slots", {})
         for request in [r for r in self.out if r not in holding]:
-            host = self.out.pop(request)
-            local = slots.get(host)
-            self.done.append((host, getattr(local, "delay", None)))
-        if self.done and (self._give_back_call is None or not self._give_back_call.active()):
+            self._done(request)
+
+    def _left_downloader(self, request: Request) -> None:
+        """Scrapy's ``request_left_downloader``: the response is in (or the download failed), so its host's
+        slot goes back now, not when the engine next asks for a request (a whole download later)."""
+        if request in self.out:
+            self._done(request)
+
+    def _done(self, request: Request) -> None:
+        host = self.out.pop(request)
+        downloader = getattr(self._engine(), "downloader", None)
+        local = getattr(downloader, "slots", {}).get(host)
+        self.done.append((host, getattr(local, "delay", None)))
+        if self._give_back_call is None or not self._give_back_call.active():
             self._give_back_call = _reactor().callLater(GIVE_BACK_DELAY, self.give_back)
 
     def give_back(self) -> None:
@@ -449,7 +460,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _sleep(self, wait: float | None) -> None:
         """No host could be asked: take again when the first may (at most :data:`IDLE_POLL` seconds)."""
-        seconds = IDLE_POLL if wait is None else min(max(wait, 0.005), IDLE_POLL)
+        seconds = IDLE_POLL if wait is None else min(max(wait, IDLE_MIN), IDLE_POLL)
         self._idle_until = time.monotonic() + seconds
         if self._wake_call is not None and self._wake_call.active():
             self._wake_call.cancel()
@@ -459,9 +470,16 @@ class FrontierScheduler(BaseScheduler):
         self._idle_until = 0.0
         self._kick()
 
+    def _engine(self) -> Any:
+        """The crawl's engine, None before the crawl starts (a scheduler driven by hand, in a test)."""
+        try:
+            return self.crawler.engine
+        except RuntimeError:
+            return None
+
     def _kick(self) -> None:
         """Let the engine ask this scheduler for a request now rather than at its next heartbeat."""
-        slot = getattr(self.crawler.engine, "_slot", None)
+        slot = getattr(self._engine(), "_slot", None)
         nextcall = getattr(slot, "nextcall", None)
         if nextcall is not None:
             nextcall.schedule()

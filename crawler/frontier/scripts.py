@@ -212,7 +212,7 @@ return out
 # what goes back if it dies), and takes a slot of its host.
 #
 # Only hosts whose delay has passed and that have a free slot are in ``ready``; of those that are, up to
-# 4 times as many as asked are looked at, and their best requests taken highest priority first. A host
+# twice as many as asked are looked at, and their best requests taken highest priority first. A host
 # with a delay gives one request per take; one without gives as many as its free slots.
 _POP = """
 local w, mark = ARGV[2], ARGV[2] .. ':pop'
@@ -225,7 +225,7 @@ if ARGV[6] == '1' and redis.call('HEXISTS', p .. 'meta', 'created') == 0 then re
 local t, want = now(), tonumber(ARGV[5])
 for i = 7, #ARGV, 2 do give_back(w, ARGV[i], 1, tonumber(ARGV[i + 1]), t) end
 local conc, default_delay = budget()
-local hosts = redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', t, 'LIMIT', 0, math.min(want * 4, 1024))
+local hosts = redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', t, 'LIMIT', 0, math.min(want * 2, 512))
 local heads = {}
 for _, host in ipairs(hosts) do
   local head = redis.call('ZRANGE', p .. 'q:' .. host, 0, 0, 'WITHSCORES')
@@ -402,6 +402,18 @@ redis.call('HSET', p .. 'paused', ARGV[2], string.format('%.6f', ends))
 redis.call('HSET', p .. 'paused_why', ARGV[2], ARGV[4])
 if ARGV[5] ~= '1' then redis.call('ZADD', p .. 'ready', 'XX', 'GT', ends, ARGV[2]) end
 return tostring(ends - t)
+"""
+
+# ARGV: prefix, host. A request of this host that waited in a worker (its host was paused) may start: when,
+# so that it keeps the host's delay after the last start, whichever worker made it. The start is reserved.
+# Returns the seconds to wait (as a string).
+_RESERVE_START = """
+local t = now()
+local n, last, delay = slot_get(ARGV[2])
+local conc, default_delay = budget()
+local at = math.max(t, last + (delay or default_delay))
+slot_set(ARGV[2], n, at, delay)
+return tostring(at - t)
 """
 
 # ARGV: prefix, lease seconds. Returns the URLs put back.

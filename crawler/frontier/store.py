@@ -94,6 +94,7 @@ from crawler.frontier.scripts import (
     _RECLAIM,
     _RELEASE,
     _REQUEUE_DEAD,
+    _RESERVE_START,
     _SNAPSHOT,
     _TAKE_OVER,
     _UNREGISTER,
@@ -174,6 +175,7 @@ class Frontier:
                 ("release", _RELEASE),
                 ("heartbeat", _HEARTBEAT),
                 ("pause_host", _PAUSE_HOST),
+                ("reserve_start", _RESERVE_START),
                 ("requeue_dead", _REQUEUE_DEAD),
                 ("unregister", _UNREGISTER),
                 ("snapshot", _SNAPSHOT),
@@ -271,6 +273,11 @@ class Frontier:
         left = float(self._run("pause_host", host, repr(float(seconds)), why, "1" if deferred else "0"))
         self.paused[host] = (time.monotonic() + left, why)
         return left
+
+    def reserve_start(self, host: str) -> float:
+        """A request of ``host`` that waited in this worker (a pause) may start: the seconds to wait first, so
+        that it keeps the host's delay after the job's last start to it. The start is reserved."""
+        return float(self._run("reserve_start", host))
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
         """Leave the job. What this worker still holds goes back to the queue, or with ``requeue=False``
