@@ -16,12 +16,12 @@ by pipelines. Scrapy's ``DepthMiddleware`` is off (crawler/settings.py), so its
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from scrapy import Request
 from scrapy.http import Response
 
-from schemas.items import CONTEXT_META_KEY, DEFAULT_CONTEXT, FetchContext, context_from_meta
+from schemas.items import CONTEXT_META_KEY, DEFAULT_CONTEXT, FetchContext, FetchRecord, NotDue, context_from_meta
 
 
 def make_request(
@@ -94,3 +94,14 @@ def first_url(message: Request | Response) -> str:
     """The URL first requested: before any redirect."""
     redirects = message.meta.get("redirect_urls") or []
     return str(redirects[0]) if redirects else message.url
+
+
+@runtime_checkable
+class FollowsFeedLinks(Protocol):
+    """What the autodiscovery middleware needs of a spider (the census spider is one): a request for a URL
+    found in content, or, for a known feed that is not due, what to record instead. A middleware knows
+    the spider through this, not its class, so any spider with ``follow`` gets autodiscovery."""
+
+    def follow(
+        self, url: str, ctx: FetchContext, *, priority_bias: int = 0, conditional: bool = True
+    ) -> Request | FetchRecord | NotDue: ...

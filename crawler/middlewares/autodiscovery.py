@@ -21,8 +21,8 @@ from scrapy.exceptions import NotConfigured
 from crawler.fetch.discovery import PageRead, PageTask
 from crawler.fetch.guess import guess_feed_urls
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
-from crawler.requests import context_of, first_url
-from crawler.spiders.census import CensusSpider, response_headers
+from crawler.requests import FollowsFeedLinks, context_of, first_url
+from crawler.spiders.census import response_headers
 from pipelines.document.pool import Lost
 from pipelines.workers import document_workers
 from schemas.items import WAITED_META_KEY, FeedDocument, FeedLink, FetchRecord, PageLinks
@@ -55,6 +55,7 @@ class AutodiscoveryMiddleware:
         self.max_url_length = crawler.settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
         #: The crawl's document workers, which read the pages (in this process when there are none).
         self.workers = document_workers(crawler)
+        self._warned = False  # said once that the spider cannot follow links
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -105,8 +106,14 @@ class AutodiscoveryMiddleware:
                 yield o
 
     def _task(self, response: Response) -> PageTask | None:
-        """What reading the page takes (None when the spider is not a census spider: the page is not read)."""
-        if not isinstance(self.crawler.spider, CensusSpider):
+        """What reading the page takes (None when the spider cannot follow links: the page is not read)."""
+        if not isinstance(self.crawler.spider, FollowsFeedLinks):
+            if not self._warned:
+                self._warned = True
+                logger.warning(
+                    "autodiscovery: spider %s has no follow(url, ctx): pages are recorded, their feed links are not read",
+                    type(self.crawler.spider).__name__,
+                )
             return None
         headers = response_headers(response)
         # The encoding is decided on the last Content-Type header alone, as before the other headers came along.
@@ -117,7 +124,7 @@ class AutodiscoveryMiddleware:
         self, response: Response, record: FetchRecord, task: PageTask | None, read: PageRead | None
     ) -> Iterator[Any]:
         spider = self.crawler.spider
-        if task is None or read is None or not isinstance(spider, CensusSpider):
+        if task is None or read is None or not isinstance(spider, FollowsFeedLinks):
             yield record
             return
         ctx = context_of(response)
