@@ -285,9 +285,8 @@ def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
 
     Three searches, each for what it reports: an unsafe element's start tag (and ``<?import``), an event
     handler attribute, a style attribute; an attribute counts inside the start tag of a safe HTML element only,
-    nothing inside an HTML comment. Each search is led by a literal (``<``, ``on``, ``style``) found fast; the
-    style search runs only on HTML that holds "style", and judges each distinct style once before it looks
-    where the unsafe ones are.
+    nothing inside an HTML comment. Each search is led by a literal (``<``, ``on``, the "y" of ``style``)
+    found fast; the style search runs only on HTML that holds "style", and judges each distinct style once.
     """
     if "<" not in markup:
         return
