@@ -11,7 +11,7 @@ from lxml import etree
 
 from pipelines.document.checks import RULES, check_feed
 from pipelines.document.checks.atom import is_rfc3339
-from pipelines.document.checks.atom_html import style_problems
+from pipelines.document.checks.atom_html import style_problems, unsafe_in_html
 from pipelines.document.checks.atom_iri import normal_form
 
 ENTRY = (
@@ -162,6 +162,41 @@ def test_rfc3339(value: str, valid: bool) -> None:
 )
 def test_style_problems(style: str, problems: list[str]) -> None:
     assert style_problems(style) == tuple(problems)
+
+
+@pytest.mark.parametrize(
+    ("markup", "found"),
+    [
+        ("<p>plain</p>", []),
+        ("<?import namespace='t' implementation='x.htc'>", [("element", "?import")]),
+        # an <?import counts even in a comment, and first; an element in a comment does not count
+        ("<!-- <?IMPORT y --> <script>x</script>", [("element", "?import"), ("element", "script")]),
+        ("<!-- <iframe src='x'> --><p>x</p>", []),
+        ("<p\tonclick = 'x'>", [("attribute", "onclick")]),
+        ("<a\fonmouseover=x>", [("attribute", "onmouseover")]),
+        # "on" inside a word or in the text is no attribute
+        ("<i xonclick=x>one on=two", []),
+        ("<!-- <p onclick=x> --> <p onload=y>", [("attribute", "onload")]),
+        # the longer name first; a name that only starts like an unsafe one is not one
+        ("<basefont><frameset><framex><scripts>", [("element", "basefont"), ("element", "frameset")]),
+        # the tag an attribute belongs to starts at the last "<" before it
+        ("<p title='a<b onclick=x>'>", [("attribute", "onclick")]),
+        ("<p style=position:fixed>", [("style", "position")]),
+        ("<p style=''>", []),
+        # a style is judged once, but reported where it stands each time
+        (
+            "<p style='position:fixed'><p style='position:fixed'><b style='color: red'>",
+            [("style", "position"), ("style", "position")],
+        ),
+        # a style attribute's value is read whole: a "style=" inside it is text
+        ("x style=\"<span style='position:absolute'>\"", []),
+        ("<p style='a&amp;b'>", [("style", "a&b")]),
+        # names in lower case only, as feeds write them (see the module's docstring)
+        ("<script>x</script> <SCRIPT>y</SCRIPT>", [("element", "script")]),
+    ],
+)
+def test_unsafe_in_html(markup: str, found: list[tuple[str, str]]) -> None:
+    assert list(unsafe_in_html(markup)) == found
 
 
 @pytest.mark.parametrize(

@@ -38,8 +38,14 @@ type) is not parsed: three searches find the start tags of unsafe elements,
 event handler attributes and style attributes (comments left out), in lower
 case as feeds write them (an upper-case ``<SCRIPT>`` is missed), an
 attribute counting inside the start tag of a safe HTML element only. The
-item HTML of a feed is most of its bytes; each search starts with a literal
-the regex engine finds fast. Not checked: the validator's ``NotHtml``
+item HTML of a feed is most of its bytes, and these searches run in every
+crawl worker: each is led by a literal the regex engine finds fast (``<``,
+``on``, the "y" of ``style``), the unsafe names are one tree of letters, a
+word's "on" is dropped by a look-behind, the style search runs only on HTML
+that holds "style" and judges each distinct style once, and ``<!--`` is looked
+for only where something was found. Matching upper-case names too would cost
+~70 ms more over the 198 benchmark feeds (see ``benchmarks/RESULTS.md``
+section 14). Not checked: the validator's ``NotHtml``
 (its HTML 5 parser's strict errors, which these searches do not reproduce; where
 the validator finds one it checks nothing else in that text, see
 ``docs/conformance.md``).
@@ -202,11 +208,35 @@ def check_plain_value(acc: Acc, value: str, scope: str) -> None:
 
 # ---------------------------------------------------------------- unsafe HTML
 
-#: The start of an unsafe element; names in lower case, as feeds write them (each search has a literal start,
-#: which the regex engine finds fast: the HTML of item descriptions is most of a feed's bytes).
-_UNSAFE_TAG_RE = re.compile(r"<(" + "|".join(sorted(UNSAFE_ELEMENTS, key=len, reverse=True)) + r")\b")
-_EVENT_RE = re.compile(r"on[a-zA-Z]+(?=\s*=)")
-_STYLE_ATTR_RE = re.compile(r"""style\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
+
+def _alternation(words: frozenset[str]) -> str:
+    """A regex alternation of the words, as a tree on their letters (``b(?:ase(?:font)?|do|ody)|...``).
+
+    The regex engine tries the branches of a plain list one after the other at every ``<`` of the HTML; in the
+    tree the first letter picks the only branch to try, and most tags (``</p>``, ``<div``) fail at once.
+    """
+    heads: dict[str, set[str]] = {}
+    for word in words:
+        if word:
+            heads.setdefault(word[0], set()).add(word[1:])
+    branches = [re.escape(head) + _alternation(frozenset(tails)) for head, tails in sorted(heads.items())]
+    if not branches:
+        return ""
+    group = "|".join(branches)
+    if "" in words:
+        return f"(?:{group})?"
+    return group if len(branches) == 1 else f"(?:{group})"
+
+
+#: The start of an unsafe element (names in lower case, as feeds write them), or an ``<?import`` instruction
+#: (Internet Explorer's behaviours, in any case). Led by the literal ``<``, which the regex engine finds fast.
+_UNSAFE_TAG_RE = re.compile(r"<(?:(" + _alternation(UNSAFE_ELEMENTS) + r")\b|\?[iI][mM][pP][oO][rR][tT]\s)")
+#: An event handler attribute: led by the literal ``on``; the look-behind drops at once the many "on" of words
+#: in the text ("one", "content"), an attribute follows white space (the same white space as ``_in_safe_tag``).
+_EVENT_RE = re.compile(r"on(?<=[ \t\n\r\f]on)[a-zA-Z]++(?=\s*=)")
+#: A style attribute and its value as written (quoted or not). Led by the "y" of "style", two characters into
+#: the match: a rarer letter than "s", which the regex engine finds faster (~25% less time on style-heavy HTML).
+_STYLE_ATTR_RE = re.compile(r"""y(?<=sty)le\s*=\s*("[^"]*"|'[^']*'|[^\s>"']+)""")
 _TAG_NAME_RE = re.compile(r"[A-Za-z][-\w:.]*")
 _SPACE = frozenset(" \t\n\r\f")
 
@@ -230,58 +260,71 @@ def _in_safe_tag(markup: str, at: int) -> bool:
     return name is not None and (tag := name.group().lower()) in HTML_ELEMENTS and tag not in UNSAFE_ELEMENTS
 
 
-def _in_comment(markup: str, at: int) -> bool:
-    """Whether position ``at`` is inside an HTML comment (Word's conditional comments hold whole style sheets)."""
-    return markup.rfind("<!--", 0, at) > markup.rfind("-->", 0, at)
+class _Comments:
+    """Whether a position of the HTML is inside an HTML comment (Word's conditional comments hold style sheets).
 
+    Asked only where a search found something: most HTML has none, and is not searched for ``<!--`` at all.
+    """
 
-def _has_import(markup: str) -> bool:
-    """An ``<?import`` instruction (Internet Explorer's behaviours), in any case."""
-    at = markup.find("<?")
-    while at >= 0:
-        if markup[at + 2 : at + 8].lower() == "import" and markup[at + 8 : at + 9].isspace():
-            return True
-        at = markup.find("<?", at + 2)
-    return False
+    __slots__ = ("any", "markup")
+
+    def __init__(self, markup: str) -> None:
+        self.markup = markup
+        self.any: bool | None = None
+
+    def around(self, at: int) -> bool:
+        if self.any is None:
+            self.any = "<!--" in self.markup
+        if not self.any:
+            return False
+        return self.markup.rfind("<!--", 0, at) > self.markup.rfind("-->", 0, at)
 
 
 def unsafe_in_html(markup: str) -> Iterator[tuple[str, str]]:
     """(kind, example) for each unsafe element, event attribute and style in escaped HTML (``type="html"``).
 
-    Three searches, each for what it reports: an unsafe element's start tag, an event handler attribute, a
-    style attribute; an attribute counts inside the start tag of a safe HTML element only, nothing inside an
-    HTML comment. Each search starts from a literal (``<``, ``on``, ``style``) found by a fast string search.
+    Three searches, each for what it reports: an unsafe element's start tag (and ``<?import``), an event
+    handler attribute, a style attribute; an attribute counts inside the start tag of a safe HTML element only,
+    nothing inside an HTML comment. Each search is led by a literal (``<``, ``on``, the "y" of ``style``)
+    found fast; the style search runs only on HTML that holds "style", and judges each distinct style once.
     """
     if "<" not in markup:
         return
-    comments = "<!--" in markup
-    if "<?" in markup and _has_import(markup):
+    comments = _Comments(markup)
+    elements = list(_UNSAFE_TAG_RE.finditer(markup))
+    if any(m.group(1) is None for m in elements):  # an <?import: reported once, first, even in a comment
         yield ELEMENT, "?import"
-    for m in _UNSAFE_TAG_RE.finditer(markup):
-        if not (comments and _in_comment(markup, m.start())):
-            yield ELEMENT, m.group(1)
+    for m in elements:
+        if (name := m.group(1)) is not None and not comments.around(m.start()):
+            yield ELEMENT, name
     for m in _EVENT_RE.finditer(markup):
-        if _in_safe_tag(markup, m.start()) and not (comments and _in_comment(markup, m.start())):
+        if _in_safe_tag(markup, m.start()) and not comments.around(m.start()):
             yield ATTRIBUTE, m.group()
-    yield from _unsafe_styles(markup, comments)
+    if "style" in markup:
+        yield from _unsafe_styles(markup, comments)
 
 
-def _unsafe_styles(markup: str, comments: bool) -> Iterator[tuple[str, str]]:
-    """The style attributes of :func:`unsafe_in_html`: found from each "style" by ``str.find``, matched there."""
-    at = markup.find("style")
-    while at >= 0:
-        attr = _STYLE_ATTR_RE.match(markup, at)
-        if attr is None:
-            at = markup.find("style", at + 5)
-            continue
-        quoted, single, bare = attr.groups()
-        value = quoted if quoted is not None else single if single is not None else bare
-        problems = style_problems(html.unescape(value) if "&" in value else value)
-        # most styles are plain: judged first (cached), their place only when they are not
-        if problems and _in_safe_tag(markup, at) and not (comments and _in_comment(markup, at)):
+def _style_problems_of(raw: str) -> tuple[str, ...]:
+    """:func:`style_problems` of a style attribute's value as written (quoted or not, references not decoded)."""
+    value = raw[1:-1] if raw[:1] in ("'", '"') else raw
+    return style_problems(html.unescape(value) if "&" in value else value)
+
+
+def _unsafe_styles(markup: str, comments: _Comments) -> Iterator[tuple[str, str]]:
+    """The style attributes of :func:`unsafe_in_html`: each distinct value judged once, the unsafe ones placed.
+
+    Most HTML repeats a few styles (code highlighted span by span: thousands of them); each attribute costs a
+    dictionary look-up, and only one with a style that is not plain is placed (in a safe start tag? a comment?).
+    """
+    judged: dict[str, tuple[str, ...]] = {}
+    for attr in _STYLE_ATTR_RE.finditer(markup):
+        raw = attr.group(1)
+        problems = judged.get(raw)
+        if problems is None:
+            problems = judged[raw] = _style_problems_of(raw)
+        if problems and _in_safe_tag(markup, at := attr.start() - 2) and not comments.around(at):
             for problem in problems:
                 yield STYLE, problem
-        at = markup.find("style", attr.end())
 
 
 def _html_attributes(attributes: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str]]:

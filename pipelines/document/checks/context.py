@@ -128,6 +128,7 @@ class Acc:
         "body",
         "candidates",
         "children",
+        "children_read",
         "date_memo",
         "dates",
         "failed",
@@ -150,6 +151,9 @@ class Acc:
         self.mark: str = "\x00" if notes is None else notes.MARK
         #: element -> its element children and their names, when the parser kept them
         self.children: Mapping[Element, list[tuple[Element, str]]] = {} if notes is None else notes.children
+        #: element -> its element children and their names, as read here where the parser kept none (Atom's
+        #: rules read an entry's children three or four times)
+        self.children_read: dict[Element, list[tuple[Element, str]]] = {}
         #: element without children -> its text, for those the parser read (not read again)
         self.leaf_texts: Mapping[Element, str] = {} if notes is None or notes.leaf_texts is None else notes.leaf_texts
         self.future_limit: float | None = None  # see checks.datetimes
@@ -214,8 +218,11 @@ def children(el: Element, acc: Acc) -> list[tuple[Element, str]]:
     """The element children of ``el`` with their names: as the parser kept them, or read now."""
     kids = acc.children.get(el)
     if kids is None:
-        names = _NAMES
-        kids = [(ch, names.get(t) or name_of(t)) for ch in el if isinstance(t := ch.tag, str)]
+        kids = acc.children_read.get(el)
+        if kids is None:
+            names = _NAMES
+            kids = [(ch, names.get(t) or name_of(t)) for ch in el if isinstance(t := ch.tag, str)]
+            acc.children_read[el] = kids
     return kids
 
 
