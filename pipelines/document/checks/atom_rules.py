@@ -65,6 +65,6 @@ ATOM_ROWS: tuple[tuple[str, str, str, str | tuple[str, ...], str, str], ...] = (
     ("atom-html-unsafe-attribute", W, "8.1", ("SecurityRiskAttr", "SecurityRisk"),
      "HTML or XHTML content with an event handler attribute (onclick...) or an unsafe SVG / MathML attribute", _A),
     ("atom-html-unsafe-style", W, "8.1", ("DangerousStyleAttr", "SecurityRiskAttr", "SecurityRisk"),
-     "HTML or XHTML content with a style attribute beyond plain layout (url(), expression(), position, mso-*...)", _A),
+     "HTML or XHTML content with a style attribute beyond plain layout (a URL, expression(), position, mso-*...)", _A),
 )
 # fmt: on

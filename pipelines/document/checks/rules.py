@@ -510,7 +510,7 @@ RULES.update(
         # reading (RFC 4287 8.1 says the same of Atom content, where atom_html checks it).
         ("html-unsafe-element", W, "4.1.1.20.4", "SecurityRisk", "item HTML with an element that runs or loads code (script, iframe, object, embed, meta...)", RSS2),
         ("html-unsafe-attribute", W, "4.1.1.20.4", ("SecurityRiskAttr", "SecurityRisk"), "item HTML with an event handler attribute (onclick...)", RSS2),
-        ("html-unsafe-style", W, "4.1.1.20.4", ("DangerousStyleAttr", "SecurityRiskAttr", "SecurityRisk"), "item HTML with a style attribute beyond plain layout (url(), expression(), position, mso-*...)", RSS2),
+        ("html-unsafe-style", W, "4.1.1.20.4", ("DangerousStyleAttr", "SecurityRiskAttr", "SecurityRisk"), "item HTML with a style attribute beyond plain layout (a URL, expression(), position, mso-*...)", RSS2),
     )
 )  # fmt: skip
 
