@@ -15,7 +15,7 @@ queue, so the limit holds whatever the delay. Nothing else changes.
 from __future__ import annotations
 
 from time import monotonic
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader import Downloader
 from scrapy.utils.asyncio import call_later
@@ -26,13 +26,24 @@ if TYPE_CHECKING:
 
 
 class PoliteDownloader(Downloader):
-    """Scrapy's downloader; a request counts against its host's concurrency from the moment it is started."""
+    """Scrapy's downloader; a request counts against its host's concurrency from the moment it is started.
+
+    In a distributed job (``FEEDCENSUS_FRONTIER``) the delay between two requests to a host is the job's,
+    kept by the frontier when it hands requests out (crawler/frontier/scheduler.py): a request starts as
+    soon as it is taken. Waiting here again, from this process's own last request to the host (with
+    Scrapy's random 0.5-1.5x), would move its start away from the time the job reserved for it, and
+    another worker's request could then come right after it. A slot's ``delay`` is still kept (the
+    Crawl-delay, the adaptive delay): the worker reports it to the frontier as the host's delay."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        self.shared_delay = bool(crawler.settings.get("FEEDCENSUS_FRONTIER"))
 
     def _process_queue(self, slot: Slot) -> None:
         if slot.latercall:
             return  # a delay (or a host's pause) is running: its call processes the queue
         now = monotonic()
-        delay = slot.download_delay()
+        delay = 0.0 if self.shared_delay else slot.download_delay()
         if delay and slot.lastseen + delay > now:
             slot.latercall = call_later(slot.lastseen + delay - now, self._latercall, slot)
             return

@@ -404,12 +404,14 @@ if ARGV[5] ~= '1' then redis.call('ZADD', p .. 'ready', 'XX', 'GT', ends, ARGV[2
 return tostring(ends - t)
 """
 
-# ARGV: prefix, host. A request of this host that waited in a worker (its host was paused) may start: when,
-# so that it keeps the host's delay after the last start, whichever worker made it. The start is reserved.
+# ARGV: prefix, host, the host's delay as the worker knows it ('' for none). A request of this host that
+# waited in a worker (its host was paused, or its robots.txt was fetched first) may start: when, so that it
+# keeps the host's delay after the last start, whichever worker made it. The start is reserved.
 # Returns the seconds to wait (as a string).
 _RESERVE_START = """
 local t = now()
 local n, last, delay = slot_get(ARGV[2])
+if tonumber(ARGV[3]) then delay = tonumber(ARGV[3]) end
 local conc, default_delay = budget()
 local at = math.max(t, last + (delay or default_delay))
 slot_set(ARGV[2], n, at, delay)

@@ -274,10 +274,11 @@ class Frontier:
         self.paused[host] = (time.monotonic() + left, why)
         return left
 
-    def reserve_start(self, host: str) -> float:
-        """A request of ``host`` that waited in this worker (a pause) may start: the seconds to wait first, so
-        that it keeps the host's delay after the job's last start to it. The start is reserved."""
-        return float(self._run("reserve_start", host))
+    def reserve_start(self, host: str, delay: float | None = None) -> float:
+        """A request of ``host`` that waited in this worker (a pause, its robots.txt) may start: the seconds to
+        wait first, so that it keeps the host's delay (``delay``: as this worker knows it, e.g. the robots.txt
+        Crawl-delay it just read) after the job's last start to it. The start is reserved."""
+        return float(self._run("reserve_start", host, "" if delay is None else repr(float(delay))))
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
         """Leave the job. What this worker still holds goes back to the queue, or with ``requeue=False``

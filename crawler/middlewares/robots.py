@@ -117,6 +117,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             self._fetching.add(netloc)
             del self._parsers[netloc]
             parser = await super().robot_parser(request)
+            await self._after_robots(frontier, request)
         else:
             if kind == "body":
                 parser = build_from_crawler(self._parserimpl, self.crawler, body or b"")
@@ -126,6 +127,22 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             self._parsers[netloc] = parser
             self.crawler.stats.inc_value("robotstxt/from_job")
         waiting.callback(parser)
+
+    async def _after_robots(self, frontier: Any, request: Request) -> None:
+        """robots.txt was a request to the host too: the request it was read for keeps the host's delay after
+        it (the job's delay is kept when requests are handed out, and this one was handed out before it)."""
+        from crawler.frontier import FrontierError
+
+        engine = self.crawler.engine
+        key = engine.downloader.get_slot_key(request) if engine is not None else urlparse_cached(request).hostname
+        slot = engine.downloader.slots.get(key) if engine is not None else None
+        try:
+            wait = frontier.reserve_start(key or "", getattr(slot, "delay", None))
+        except FrontierError as exc:
+            logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
+            return
+        if wait > 0:
+            await _sleep(wait)
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         await super()._parse_robots(response, netloc, request)
