@@ -70,6 +70,9 @@ GIVE_BACK_DELAY = 0.05
 IDLE_POLL = 1.0
 #: The shortest: on a web paced by its hosts' delays, a take then finds several hosts ready, not one.
 IDLE_MIN = 0.05
+#: While a worker has requests in flight it takes at most once in this many seconds: each take then carries
+#: the slots of several responses back and takes several requests, instead of one round trip per response.
+TAKE_INTERVAL = 0.05
 
 
 def slot_of(request: Request) -> str:
@@ -225,6 +228,7 @@ class FrontierScheduler(BaseScheduler):
         self._give_back_call: DelayedCall | None = None
         #: No take before this (``time.monotonic()``): no host could be asked at the last one.
         self._idle_until = 0.0
+        self._last_take = 0.0
         self._wake_call: DelayedCall | None = None
 
     @classmethod
@@ -379,13 +383,18 @@ class FrontierScheduler(BaseScheduler):
         if not self.taken:
             if self.out and self.room() < self.min_take:
                 return None  # a take for one or two requests costs as much as one for several: a few more first
+            since = time.monotonic() - self._last_take
+            if self.out and since < TAKE_INTERVAL:
+                self._sleep(TAKE_INTERVAL - since)  # while requests are in flight, at most one take per interval
+                return None
             if time.monotonic() < self._idle_until and not self.done:
                 return None  # no host could be asked at the last take: :meth:`_wake` comes when one may
             if not self.push_pending():  # with the take: two round trips where one push each would cost many
                 return None
             done, self.done = self.done, []
+            self._last_take = time.monotonic()
             try:
-                self.taken.extend(self.frontier.take(self.prefetch, mark_busy=self.worker.state != BUSY, done=done))
+                self.taken.extend(self.frontier.take(self.room(), mark_busy=self.worker.state != BUSY, done=done))
                 faults.reached("take")
             except FrontierError as exc:
                 self.worker.fail(exc)
@@ -405,7 +414,8 @@ class FrontierScheduler(BaseScheduler):
                 continue
             self._inc(STAT_LEASED)
             self._inc("scheduler/dequeued/frontier")
-            self.out[request] = slot_of(request)
+            if self._engine() is not None:  # (a scheduler driven by hand, in a test, has no engine to finish them)
+                self.out[request] = slot_of(request)
             return request
         return None
 
