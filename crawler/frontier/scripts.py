@@ -415,6 +415,7 @@ if tonumber(ARGV[3]) then delay = tonumber(ARGV[3]) end
 local conc, default_delay = budget()
 local at = math.max(t, last + (delay or default_delay))
 slot_set(ARGV[2], n, at, delay)
+schedule(ARGV[2], t)  -- the host's next take keeps the delay after this start too
 return tostring(at - t)
 """
 

@@ -116,8 +116,9 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if kind in ("mine", "pending"):  # fetched here: Scrapy's own fetch, its row, then shared
             self._fetching.add(netloc)
             del self._parsers[netloc]
+            started = time.monotonic()
             parser = await super().robot_parser(request)
-            await self._after_robots(frontier, request)
+            await self._after_robots(frontier, request, started)
         else:
             if kind == "body":
                 parser = build_from_crawler(self._parserimpl, self.crawler, body or b"")
@@ -128,7 +129,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             self.crawler.stats.inc_value("robotstxt/from_job")
         waiting.callback(parser)
 
-    async def _after_robots(self, frontier: Any, request: Request) -> None:
+    async def _after_robots(self, frontier: Any, request: Request, started: float) -> None:
         """robots.txt was a request to the host too: the request it was read for keeps the host's delay after
         it (the job's delay is kept when requests are handed out, and this one was handed out before it)."""
         from crawler.frontier import FrontierError
@@ -136,11 +137,13 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         engine = self.crawler.engine
         key = engine.downloader.get_slot_key(request) if engine is not None else urlparse_cached(request).hostname
         slot = engine.downloader.slots.get(key) if engine is not None else None
+        delay = max(float(getattr(slot, "delay", 0.0) or 0.0), self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
         try:
-            wait = frontier.reserve_start(key or "", getattr(slot, "delay", None))
+            wait = frontier.reserve_start(key or "", delay)
         except FrontierError as exc:
             logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
-            return
+            wait = 0.0
+        wait = max(wait, started + delay - time.monotonic())  # at least the delay after robots.txt itself
         if wait > 0:
             await _sleep(wait)
 
