@@ -104,9 +104,11 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         waiting: Deferred[Any] = Deferred()
         self._parsers[netloc] = waiting
         deadline = time.monotonic() + ROBOTS_WAIT
+        waited = False
         try:
             kind, body = frontier.robots(netloc)
             while kind == "pending" and time.monotonic() < deadline:
+                waited = True
                 await _sleep(0.2)
                 kind, body = frontier.robots(netloc)
         except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
@@ -127,9 +129,11 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
                 )
             self._parsers[netloc] = parser
             self.crawler.stats.inc_value("robotstxt/from_job")
+            if waited:  # held while another worker read it: the host may have been asked meanwhile
+                await self._after_robots(frontier, request, None)
         waiting.callback(parser)
 
-    async def _after_robots(self, frontier: Any, request: Request, started: float) -> None:
+    async def _after_robots(self, frontier: Any, request: Request, started: float | None) -> None:
         """robots.txt was a request to the host too: the request it was read for keeps the host's delay after
         it (the job's delay is kept when requests are handed out, and this one was handed out before it)."""
         from crawler.frontier import FrontierError
@@ -143,7 +147,8 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         except FrontierError as exc:
             logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
             wait = 0.0
-        wait = max(wait, started + delay - time.monotonic())  # at least the delay after robots.txt itself
+        if started is not None:  # this worker sent robots.txt: at least the delay after it
+            wait = max(wait, started + delay - time.monotonic())
         if wait > 0:
             await _sleep(wait)
 
