@@ -21,11 +21,11 @@ temporary table ``bf``: :func:`atom_tables` runs after
 
 from __future__ import annotations
 
-from typing import Any
-
 import duckdb
 
 from crawler.report.model import Chart, Column, Table
+from crawler.report.query import pct
+from crawler.report.query import rows as _rows
 from pipelines.document.checks import RULES
 from pipelines.document.checks.rules import ATOM
 
@@ -37,16 +37,6 @@ FORMAT_RULES = (
     ("atom", "Atom 1.0 (RFC 4287) rules"),
     ("rdf", "RSS 1.0 and namespace rules"),
 )
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
-def _pct(part: float | None, whole: float | None) -> float | None:
-    return round(100.0 * part / whole, 2) if part is not None and whole else None
 
 
 def _per_feed(con: duckdb.DuckDBPyConnection) -> None:
@@ -83,7 +73,7 @@ def _rule_failures(con: duckdb.DuckDBPyConnection) -> Table:
                 "section": rule.section,
                 "w3c": ", ".join(rule.w3c),
                 "feeds": got.get("feeds", 0),
-                "pct_feeds": _pct(got.get("feeds", 0), n),
+                "pct_feeds": pct(got.get("feeds", 0), n),
                 "occurrences": got.get("occurrences", 0),
                 "title": rule.title,
             }
@@ -108,7 +98,7 @@ def _rule_failures(con: duckdb.DuckDBPyConnection) -> Table:
         "no feed fails). error = a must of RFC 4287; warning = what the W3C Feed Validator warns about (escaped "
         "HTML in plain text, unsafe HTML in content, blank elements).",
         notes=(
-            f"{clean} of {n} Atom feeds ({_pct(clean, n)}%) fail no error-severity Atom rule.",
+            f"{clean} of {n} Atom feeds ({pct(clean, n)}%) fail no error-severity Atom rule.",
             f"{sum(1 for r in rows if not r['feeds'])} of the {len(rows)} Atom rules fail on no Atom feed.",
             "Atom feeds get these rules only, RSS feeds the profile's (rule_failures); see docs/conformance.md.",
         ),
@@ -138,9 +128,9 @@ def _by_format(con: duckdb.DuckDBPyConnection) -> Table:
                 "rules": rules,
                 "feeds": feeds,
                 "clean": r.get("clean", 0),
-                "pct_clean": _pct(r.get("clean", 0), feeds),
+                "pct_clean": pct(r.get("clean", 0), feeds),
                 "spotless": r.get("spotless", 0),
-                "pct_spotless": _pct(r.get("spotless", 0), feeds),
+                "pct_spotless": pct(r.get("spotless", 0), feeds),
                 "mean_error_rules": r.get("mean_error_rules"),
                 "mean_warning_rules": r.get("mean_warning_rules"),
             }
@@ -184,8 +174,8 @@ def _platforms(con: duckdb.DuckDBPyConnection) -> Table:
     )
     n = con.execute("SELECT count(*) FROM af WHERE format = 'atom'").fetchone()[0]  # type: ignore[index]
     for r in rows:
-        r["pct_feeds"] = _pct(r["feeds"], n)
-        r["pct_clean"] = _pct(r["clean"], r["feeds"])
+        r["pct_feeds"] = pct(r["feeds"], n)
+        r["pct_clean"] = pct(r["clean"], r["feeds"])
     return Table(
         "atom_platforms",
         "Atom feeds by platform, against the Atom rules",

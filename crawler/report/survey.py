@@ -37,6 +37,10 @@ from crawler.report.atom import atom_tables
 from crawler.report.breadth import breadth_tables
 from crawler.report.coverage import coverage_tables
 from crawler.report.model import Chart, Column, Survey, Table
+from crawler.report.query import add_pct as _add_pct
+from crawler.report.query import one as _one
+from crawler.report.query import pct
+from crawler.report.query import rows as _rows
 from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
 from pipelines.dataset.store import list_jobs, open_table
 from pipelines.document.dates import FALLBACK_CALLS, FALLBACK_MISSES
@@ -160,29 +164,6 @@ def _carry_forward(con: duckdb.DuckDBPyConnection, out: str, job: str) -> None:
 
 def _quoted(text: str) -> str:
     return text.replace("'", "''")
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
-def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> Any:
-    row = con.execute(sql, params or []).fetchone()
-    return row[0] if row else None
-
-
-def pct(part: int | float | None, whole: int | float | None) -> float | None:
-    """``100 * part / whole`` rounded to two decimals; None when ``whole`` is 0 or missing."""
-    if not whole or part is None:
-        return None
-    return round(100.0 * part / whole, 2)
-
-
-def _add_pct(rows: list[dict[str, Any]], key: str, new: str, whole: int | float | None) -> None:
-    for r in rows:
-        r[new] = pct(r[key], whole)
 
 
 # --- the tables ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from typing import Any
 import duckdb
 
 from crawler.report.model import Chart, Column, Table
+from crawler.report.query import pct
+from crawler.report.query import rows as _rows
 from schemas.tables import TABLES
 
 #: The peer's ENTRY_RECENCY_CUTOFF_DAYS: a feed whose newest item (else feed date) is older is inactive.
@@ -68,21 +70,9 @@ def _missing(*pairs: tuple[str, str]) -> tuple[str, ...]:
     return (NOT_IN_SCHEMA.format(", ".join(gone)),) if gone else ()
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
 def _row(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, Any]:
     rows = _rows(con, sql)
     return rows[0] if rows else {}
-
-
-def pct(part: float | None, whole: float | None) -> float | None:
-    if not whole or part is None:
-        return None
-    return round(100.0 * part / whole, 2)
 
 
 MEASURE_COLUMNS = (

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import duckdb
 
-from crawler.report.breadth.common import ACTIVE_DAYS, QUALITY_THRESHOLD, _measures, _missing, _row, _rows, pct
+from crawler.report.breadth.common import ACTIVE_DAYS, QUALITY_THRESHOLD, _measures, _missing, _row
 from crawler.report.model import Chart, Column, Table
+from crawler.report.query import pct
+from crawler.report.query import rows as _rows
 
 
 def run_summary(con: duckdb.DuckDBPyConnection) -> list[Table]:

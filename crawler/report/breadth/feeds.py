@@ -16,11 +16,11 @@ from crawler.report.breadth.common import (
     _measures,
     _missing,
     _row,
-    _rows,
     has_column,
-    pct,
 )
 from crawler.report.model import Chart, Column, Table
+from crawler.report.query import pct
+from crawler.report.query import rows as _rows
 
 
 def freshness(con: duckdb.DuckDBPyConnection) -> list[Table]:

@@ -1,0 +1,33 @@
+"""The few helpers every survey section uses over DuckDB: rows as dicts, one value, a percentage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    """The result of ``sql`` as one dict per row, by column name."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> Any:
+    """The first value of the first row of ``sql`` (None when there is no row)."""
+    row = con.execute(sql, params or []).fetchone()
+    return row[0] if row else None
+
+
+def pct(part: int | float | None, whole: int | float | None) -> float | None:
+    """``100 * part / whole`` rounded to two decimals; None when ``whole`` is 0 or missing."""
+    if not whole or part is None:
+        return None
+    return round(100.0 * part / whole, 2)
+
+
+def add_pct(table: list[dict[str, Any]], key: str, new: str, whole: int | float | None) -> None:
+    """Add column ``new``: each row's ``key`` as a percentage of ``whole``."""
+    for r in table:
+        r[new] = pct(r[key], whole)
