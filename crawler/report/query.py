@@ -31,3 +31,11 @@ def add_pct(table: list[dict[str, Any]], key: str, new: str, whole: int | float 
     """Add column ``new``: each row's ``key`` as a percentage of ``whole``."""
     for r in table:
         r[new] = pct(r[key], whole)
+
+
+def ordered(
+    rows: list[dict[str, Any]], key: str, order: tuple[str, ...] | list[str], last: str
+) -> list[dict[str, Any]]:
+    """``rows`` sorted by ``key`` in ``order``; other values after, ``last`` at the very end."""
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(rows, key=lambda r: (r[key] == last, rank.get(r[key], len(rank)), r[key]))
