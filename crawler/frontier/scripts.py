@@ -69,10 +69,15 @@ local function forget_calls(w)
   redis.call('HDEL', p .. 'last', w .. ':push', w .. ':pop', w .. ':claim')
 end
 -- The job's budget per host (set by the job's first worker from its settings, :meth:`Frontier.set_budget`):
--- requests in flight at once, and seconds between two requests' starts. Without one, no limit.
+-- requests in flight at once, and seconds between two requests' starts. Without one, no limit. Read once
+-- per script call (a take schedules many hosts).
+local budget_read
 local function budget()
-  local v = redis.call('HMGET', p .. 'meta', 'host_concurrency', 'host_delay')
-  return tonumber(v[1]) or 1000000, tonumber(v[2]) or 0
+  if not budget_read then
+    local v = redis.call('HMGET', p .. 'meta', 'host_concurrency', 'host_delay')
+    budget_read = {tonumber(v[1]) or 1000000, tonumber(v[2]) or 0}
+  end
+  return budget_read[1], budget_read[2]
 end
 -- A host's slot, ``slots`` host -> 'in_flight last_start [delay]': the requests taken and not yet
 -- released (their responses not in), when the last was taken, and the host's own delay as the

@@ -27,6 +27,7 @@ from scrapy.utils.asyncio import call_later
 from twisted.python.failure import Failure
 
 from crawler.fetch.politeness import HostPauses, Pause
+from crawler.middlewares.jobfrontier import job_frontier
 from crawler.outcomes import RefusedRequest
 from schemas.items import WAITED_META_KEY
 from schemas.vocab import Outcome
@@ -143,13 +144,8 @@ class HostPauseMiddleware:
 
     def _job_frontier(self) -> Any:
         """The distributed job's frontier (None on a plain crawl, or before the worker has joined the job)."""
-        if not self._distributed:
-            return None
-        if self._frontier is None:
-            from crawler.frontier import FrontierWorker
-
-            worker = self.crawler.get_extension(FrontierWorker)
-            self._frontier = worker.frontier if worker is not None else None
+        if self._distributed and self._frontier is None:
+            self._frontier = job_frontier(self.crawler)
         return self._frontier
 
     def _count_paused(self, now: float) -> None:

@@ -38,6 +38,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
+from crawler.middlewares.jobfrontier import job_frontier
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -172,12 +174,8 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
             logger.warning("frontier: could not share the robots.txt of %s: %s", netloc, exc)
 
     def _job_frontier(self) -> Any:
-        """The distributed job's frontier (None on a plain crawl, or before the worker has joined the job)."""
         if self._frontier is None:
-            from crawler.frontier import FrontierWorker
-
-            worker = self.crawler.get_extension(FrontierWorker)
-            self._frontier = worker.frontier if worker is not None else None
+            self._frontier = job_frontier(self.crawler)
         return self._frontier
 
 
