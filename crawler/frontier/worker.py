@@ -102,6 +102,9 @@ class FrontierWorker:
         self._aliases: dict[str, list[str]] = {}  # a row's URL -> more URLs its commit releases
         self._ready: list[tuple[int, list[str]]] = []
         self._last_seq = 0  # the latest commit's
+        #: commit seq -> the URLs whose responses the scraper was still reading when that batch was taken
+        #: (their requests may not have reached the scheduler yet, so their ``duplicate`` rows are not in it)
+        self._busy_at: dict[int, frozenset[str]] = {}
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
         #: True while this process queues its inputs: it takes no request until they are all in.
@@ -268,7 +271,11 @@ class FrontierWorker:
         """Before the dataset takes a batch (reactor thread): push the requests held back, so that the
         ``duplicate`` rows of those among them already requested land in the batch with their page's rows."""
         if self.scheduler is not None and self.failed is None:
+            busy = self._responses_in_scraper()  # before the push: whatever is done now is pushed with it
             self.scheduler.push_pending()
+            if self.dataset is not None:
+                with self._lock:
+                    self._busy_at[self.dataset.writer.next_seq] = busy
 
     def claim_rows(self, commit: str, batch: Batch) -> set[str]:
         """Claim the keys of a commit's rows (writer thread): the keys whose rows another commit holds.
@@ -416,35 +423,86 @@ class FrontierWorker:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         settled = await self._dataset_settled()
-        self.close(reason, settled=settled)
+        if self.frontier is None:
+            return
+        try:
+            if self.leave(reason, settled=settled):
+                await self._others_gone()
+                self.end_job()
+        finally:
+            self._close_connection()
 
     def close(self, reason: str, *, settled: bool = True) -> None:
-        """After the dataset's last commit: release, leave, and end the job if it is done.
+        """After the dataset's last commit: leave the job, and end it if it is done (without waiting
+        for silent workers, see :meth:`_others_gone`)."""
+        if self.frontier is None:
+            return
+        try:
+            if self.leave(reason, settled=settled):
+                self.end_job()
+        finally:
+            self._close_connection()
+
+    def leave(self, reason: str, *, settled: bool = True) -> bool:
+        """Release, leave, and say whether the job is done (this worker then ends it: :meth:`end_job`).
 
         A worker that finished (and whose dataset closed) has committed every row it will
         write: a lease it still holds is one no row named, let go (``feedcensus/frontier/orphaned``).
         Otherwise (Ctrl-C, a shutdown, a dataset error) what it holds goes back to the queue.
         """
         frontier = self.frontier
-        if frontier is None:
-            return
-        stats = self.crawler.stats
+        if frontier is None or self.failed is not None:
+            return False
         try:
-            if self.failed is None:
-                self._release()
-                self._heartbeat(CLOSED)
-                self._leave(reason, requeue=reason != "finished" or not settled)
-                if frontier.is_done():
-                    self._requeue_dead()  # every dead worker forgotten, its leftovers found
-                    self.clean_up_dead()
-                    frontier.finish()
-                    logger.info("frontier: job %s is done", frontier.job)
+            self._release()
+            self._heartbeat(CLOSED)
+            self._leave(reason, requeue=reason != "finished" or not settled)
+            return frontier.is_done()
         except FrontierError as exc:
             self.fail(exc, stop=False)
-        finally:
-            if stats is not None:
-                stats.set_value(STAT_COMMANDS, frontier.commands)
-            frontier.close()
+            return False
+
+    def end_job(self) -> None:
+        """Mark the job done, after putting back what dead workers held and removing what they left."""
+        frontier = self.frontier
+        assert frontier is not None
+        try:
+            self._requeue_dead()  # every dead worker forgotten, its leftovers found
+            self.clean_up_dead()
+            frontier.finish()
+            logger.info("frontier: job %s is done", frontier.job)
+        except FrontierError as exc:
+            self.fail(exc, stop=False)
+
+    async def _others_gone(self) -> None:
+        """Wait until every other worker still registered has left the job or is dead.
+
+        The job is done once nothing is queued or leased and every live worker is idle; but a worker
+        killed while idle, holding nothing, looks live until its heartbeat is a lease old. Only once it
+        is found dead can its ``.running`` marker and temporary files be removed (a live idle worker may
+        still be writing a commit of ``duplicate`` rows). An idle live worker leaves at once (it sees the
+        job quiet too), so this waits only for one that died: at most a lease and a heartbeat.
+        """
+        frontier = self.frontier
+        assert frontier is not None
+        deadline = time.monotonic() + frontier.lease_seconds + self.interval
+        while time.monotonic() < deadline:
+            try:
+                others = [w for w in frontier.status().workers if w.live and w.id != frontier.worker]
+            except FrontierError as exc:
+                self.fail(exc, stop=False)
+                return
+            if not others:
+                return
+            await maybe_deferred_to_future(task.deferLater(_reactor(), self.interval / 2, lambda: None))
+
+    def _close_connection(self) -> None:
+        frontier = self.frontier
+        assert frontier is not None
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.set_value(STAT_COMMANDS, frontier.commands)
+        frontier.close()
 
     # --- helpers -----------------------------------------------------------------------------------
 
@@ -465,18 +523,37 @@ class FrontierWorker:
 
         A URL's release settles it (the queue skips it from then on), so every row its reading made must
         be committed first: the ``duplicate`` rows of the requests its page made are written when those
-        are pushed, which may be after the page's own commit was taken. So a commit's URLs are released
-        once a later commit is done (taken after that push), or once nothing is buffered nor in flight.
-        ``staged``: only the commits already seen at the previous heartbeat (the requests a response
-        makes reach the scheduler just after its rows)."""
+        are pushed, which may be after the page's own commit was taken (the page's row goes out before
+        the requests its links make). So a URL is released only once the scraper is done with its
+        response, and once a later commit is done that was taken after that (every request the response
+        made was pushed before that take), or once nothing is buffered nor in flight.
+        ``staged``: only the commits already seen at the previous heartbeat."""
         dataset = self.dataset
         settled = dataset is None or (dataset.writer.pending == 0 and dataset.uncommitted_rows == 0)
+        busy_now = self._responses_in_scraper()
+        go: list[str] = []
         with self._lock:
             candidates = self._ready if staged else self._ready + self._fresh
-            go = [urls for seq, urls in candidates if settled or seq < self._last_seq]
-            wait = [(seq, urls) for seq, urls in candidates if not (settled or seq < self._last_seq)]
+            wait: list[tuple[int, list[str]]] = []
+            for seq, urls in candidates:
+                later = [b for s, b in self._busy_at.items() if seq < s <= self._last_seq]
+                ok = [u for u in urls if u not in busy_now and (settled or any(u not in b for b in later))]
+                go += ok
+                if len(ok) < len(urls):
+                    wait.append((seq, [u for u in urls if u not in ok]))
             self._ready, self._fresh = (wait + self._fresh, []) if staged else (wait, [])
-        return [url for urls in go for url in urls]
+            oldest = min((seq for seq, _ in self._ready + self._fresh), default=self._last_seq)
+            self._busy_at = {s: b for s, b in self._busy_at.items() if s > oldest}
+        return go
+
+    def _responses_in_scraper(self) -> frozenset[str]:
+        """The URLs of the responses Scrapy's scraper holds: their callbacks' output is not all out yet."""
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # no engine yet
+            return frozenset()
+        slot = getattr(getattr(engine, "scraper", None), "slot", None)
+        return frozenset(request.url for request in getattr(slot, "active", None) or ())
 
     def _release(self, *, staged: bool = False) -> None:
         """End this worker's leases of the URLs committed (:meth:`_take_releasable`), once the requests held

@@ -219,6 +219,11 @@ class DatasetWriter:
         if self.due():
             self.flush()
 
+    @property
+    def next_seq(self) -> int:
+        """The sequence number the next batch taken will carry."""
+        return self._seq + 1
+
     def take(self) -> Batch | None:
         """Hand every buffered row over as the next commit's batch (None when nothing is buffered).
 
