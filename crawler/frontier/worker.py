@@ -32,6 +32,8 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import task
 
+from crawler.extensions.dataset import ClaimRefused, Dataset
+from crawler.extensions.history import history_of
 from crawler.frontier.state import (
     BUSY,
     CLOSED,
@@ -58,8 +60,6 @@ from crawler.frontier.urls import _one_line, shareable_url
 from pipelines.dataset import faults
 from pipelines.dataset.claims import commit_keys
 from pipelines.dataset.store import committed_claims
-from pipelines.history import history_of
-from pipelines.writer import ClaimRefused, Dataset
 from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
@@ -224,8 +224,8 @@ class FrontierWorker:
         assert self.frontier is not None
         self.dataset = self.crawler.get_extension(Dataset)
         if self.dataset is not None:
-            self.dataset.after_commit.append(self.committed)
-            self.dataset.on_take.append(self.before_take)
+            self.dataset.add_hook("after_commit", "frontier", self.committed)
+            self.dataset.add_hook("on_take", "frontier", self.before_take)
             self.dataset.claim = self.claim_rows
             self.frontier.writer_token = self.dataset.writer.token
             self.dataset.writer.marker_info = {
