@@ -107,6 +107,8 @@ class FrontierWorker:
         self._busy_at: dict[int, frozenset[str]] = {}
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
+        #: True once the spider closed: the heartbeat loop only heartbeats until the worker leaves.
+        self.closing = False
         #: True while this process queues its inputs: it takes no request until they are all in.
         self.seeding = False
         #: The crawl's scheduler (set when it opens). Before this worker releases leases, says it is idle or
@@ -370,6 +372,9 @@ class FrontierWorker:
         if self.frontier is None or self.failed is not None:
             return
         try:
+            if self.closing:  # the spider closed: this worker only says it is alive until it leaves
+                self._heartbeat(self.state)
+                return
             self._release(staged=True)
             self._heartbeat(self.state)
             self._requeue_dead()
@@ -420,9 +425,12 @@ class FrontierWorker:
         return status.quiet
 
     async def spider_closed(self, reason: str) -> None:
+        # Heartbeats go on while the dataset's last commit runs (it may take longer than the lease): a worker
+        # taken for dead then would have its markers removed by another, and write new ones after that.
+        self.closing = True
+        settled = await self._dataset_settled()
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        settled = await self._dataset_settled()
         if self.frontier is None:
             return
         try:
