@@ -280,7 +280,7 @@ def test_a_reader_that_opened_the_folder_before_the_swap_still_lists_every_old_f
     compaction.start()
     try:
         deadline = time.monotonic() + 60
-        # Swapped in, and the old folder moved into the staging folder: two steps (_swap_local), which a
+        # Swapped in, and the old folder moved into the staging folder: two steps (compactswap.py: _swap_local), which a
         # check right after the first could fall between (seen once in a full suite run).
         while not (
             any(".parquet" in p.name and "-c" in p.name for p in partition.iterdir())
