@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from pipelines.dataset.faults import ENV as DIE_AT
 from pipelines.dataset.faults import POINTS
 from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli

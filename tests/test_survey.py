@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.report.reference import KNOWN_NAMES, PUBLISHED
 from crawler.report.survey import DATE_FORMS, LINK_KINDS, SurveyError, compute, run
 from pipelines.document.checks import RULES
