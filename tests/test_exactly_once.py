@@ -245,7 +245,7 @@ def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Pat
     assert len(read_table(out, "feeds")) == 4  # f2 twice in the files
 
     # The readers (survey, changes, due: through open_table) read each key once, by the same rule.
-    from crawler.report.survey import connect
+    from crawler.report.views import connect
     from pipelines.dataset.store import open_table
 
     for job in ("j", None):

@@ -19,7 +19,8 @@ import pytest
 
 from crawler.demo.routes import Route, Web
 from crawler.demo.webserver import WebServer
-from crawler.report.survey import compute, connect
+from crawler.report.survey import compute
+from crawler.report.views import connect
 from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 RSS = "application/rss+xml"
