@@ -48,7 +48,8 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
 
-from pipelines.dataset.store import Batch, DatasetWriter, committed_urls
+from pipelines.dataset.commits import Batch, DatasetWriter
+from pipelines.dataset.store import committed_urls
 from pipelines.document.rows import TableRows, fetch_row, link_rows, page_rows
 from schemas.items import FetchRecord, PageLinks, context_from_meta
 from schemas.vocab import Outcome, Via

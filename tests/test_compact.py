@@ -22,8 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.dataset import compact
+from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.compact import OLD_FILES_GRACE, CompactResult, compact_dataset
-from pipelines.dataset.store import RUNNING_MARKER, DatasetWriter, open_table
+from pipelines.dataset.markers import RUNNING_MARKER
+from pipelines.dataset.store import open_table
 from schemas.tables import TABLES, VERSION_KEY, SchemaVersionError, arrow_schema
 from tests.conftest import QUICK_CRAWL, copy_dataset, demo_seeds_file, run_cli
 

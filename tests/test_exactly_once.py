@@ -219,8 +219,8 @@ def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Pat
     after all), compact keeps each key's rows from the first commit published, in every table."""
     from datetime import UTC, datetime
 
+    from pipelines.dataset.commits import DatasetWriter
     from pipelines.dataset.compact import compact_dataset
-    from pipelines.dataset.store import DatasetWriter
     from tests.conftest import feed_row
 
     out = str(tmp_path / "ds")
@@ -270,7 +270,7 @@ def test_compact_asks_the_frontier_whether_a_markers_writer_is_gone(redis: Redis
     from datetime import UTC, datetime
 
     from crawler.frontier import Frontier, shareable_url
-    from pipelines.dataset.store import DatasetWriter
+    from pipelines.dataset.commits import DatasetWriter
 
     out = tmp_path / "ds"
     frontier = Frontier.connect(redis.url, "m", "w1")

@@ -40,7 +40,7 @@ from crawler.frontier import (
 )
 from crawler.requests import archive_record_request, make_request
 from crawler.spiders.census import CensusSpider
-from pipelines.dataset.store import Batch
+from pipelines.dataset.commits import Batch
 from pipelines.history import history_of
 from schemas.items import FetchContext
 from schemas.vocab import Expect, Via

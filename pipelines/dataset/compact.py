@@ -61,6 +61,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipelines.dataset.commits import ROW_GROUP_ROWS
 from pipelines.dataset.compactswap import (
     PARTITION_NOTE,
     STAGING_PREFIX,
@@ -74,14 +75,8 @@ from pipelines.dataset.compactswap import (
     snapshot,
 )
 from pipelines.dataset.compactwrite import commit_of, namer, next_seq, write_compacted
-from pipelines.dataset.store import (
-    ROW_GROUP_ROWS,
-    is_running_marker,
-    job_winners,
-    list_jobs,
-    read_marker,
-    resolve_root,
-)
+from pipelines.dataset.markers import is_running_marker, read_marker
+from pipelines.dataset.store import job_winners, list_jobs, resolve_root
 from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, check_version
 
 __all__ = ["FILE_ROWS", "OLD_FILES_GRACE", "CompactError", "CompactResult", "PartitionCompaction", "compact_dataset"]

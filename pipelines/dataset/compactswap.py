@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from pipelines.dataset.compactwrite import commit_of
-from pipelines.dataset.store import is_running_marker, run_started
+from pipelines.dataset.markers import is_running_marker, run_started
 from schemas.tables import PARTITION_KEY
 
 logger = logging.getLogger(__name__)
