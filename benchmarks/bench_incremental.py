@@ -48,7 +48,8 @@ class RunCounts:
 
 
 def serve(feeds: list[Path]) -> tuple[object, list[str]]:
-    from crawler.demo.webserver import Route, Web, WebServer
+    from crawler.demo.routes import Route, Web
+    from crawler.demo.webserver import WebServer
 
     web = Web()
     paths = []

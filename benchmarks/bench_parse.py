@@ -4,7 +4,7 @@ One process, all 198 feeds of ``shared/corpus/benchmark_feeds`` held in memory, 
 contender, median throughput in MB/s (10^6 bytes per second). "Ours" is the full per-feed path the
 crawl runs: ``pipelines.feed.process_document`` (parse, tally, profile checks, table rows) and then
 one Arrow record batch per table built from a round's rows with the declared schemas, as
-``pipelines.dataset.store.DatasetWriter`` does before writing Parquet. A cProfile of one round of ours
+``pipelines.dataset.commits.DatasetWriter`` does before writing Parquet. A cProfile of one round of ours
 shows where the time goes.
 
     python benchmarks/bench_parse.py [--rounds 5] [--feedparser-rounds 1]
@@ -112,7 +112,7 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
     """
     import asyncio
 
-    from pipelines.dataset.store import arrow_table
+    from pipelines.dataset.commits import arrow_table
     from pipelines.document.pool import DocumentPool, Job, Lost
     from schemas.tables import TABLES, Encoded
 

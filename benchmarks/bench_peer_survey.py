@@ -45,7 +45,8 @@ sys.path[:0] = [p for p in (str(BENCH), str(REPO)) if p not in sys.path]
 
 import loopweb  # noqa: E402  (a sibling script, not a package)
 
-from crawler.demo.webserver import Route, Web, WebServer  # noqa: E402
+from crawler.demo.routes import Route, Web  # noqa: E402
+from crawler.demo.webserver import WebServer  # noqa: E402
 
 #: Loopback addresses the loopback web's sites are spread over (127.0.1.1 ...).
 LOOP_HOSTS = 40

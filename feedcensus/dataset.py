@@ -130,7 +130,7 @@ class Dataset:
         """A DuckDB connection with one view per table of one run (default: the latest) as
         ``feedcensus survey`` reads it, with the rows of feeds carried forward unchanged from an
         earlier run, and the run's id. The notebooks query this."""
-        from crawler.report.survey import SurveyError, connect
+        from crawler.report.views import SurveyError, connect
 
         try:
             return connect(self.root, job)
@@ -139,7 +139,8 @@ class Dataset:
 
     def survey(self, job: str | None = None, fmt: str = "rss") -> Survey:
         """Every table of ``feedcensus survey`` for one run (default: the latest) and one format."""
-        from crawler.report.survey import SurveyError, compute
+        from crawler.report.survey import compute
+        from crawler.report.views import SurveyError
 
         try:
             return compute(self.root, job, fmt=fmt)

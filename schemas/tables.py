@@ -457,7 +457,7 @@ def encode_rows(table: str, rows: list[dict[str, Any]]) -> Encoded:
     The same batch as ``RecordBatch.from_pylist``, built as one struct array: one conversion call for
     the rows instead of one per column, which is faster for a feed's few rows. For a commit's thousands
     of rows ``from_pylist`` is the faster one, so the dataset writer keeps it
-    (pipelines/dataset/store.py, ``arrow_table``; the figures: benchmarks/RESULTS.md, section 11).
+    (pipelines/dataset/commits.py, ``arrow_table``; the figures: benchmarks/RESULTS.md, section 11).
     """
     rows_array: pa.StructArray = pa.array(rows, type=_row_type(table))  # type: ignore[assignment]  # a struct type gives a StructArray
     batch = pa.RecordBatch.from_struct_array(rows_array)  # serialized without its schema: decode_rows gives it

@@ -20,9 +20,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 try:
-    from crawler.demo.webserver import Web, WebServer, demo_seeds, demo_site_root
-except ImportError:  # commits before the folders were reorganised
-    from crawler.webserver import Web, WebServer, demo_seeds, demo_site_root  # type: ignore[no-redef,import-not-found]
+    from crawler.demo.routes import Web
+    from crawler.demo.webserver import WebServer, demo_seeds, demo_site_root
+except ImportError:  # commits before the routing table had its own module (crawler/demo/routes.py)
+    try:
+        from crawler.demo.webserver import Web, WebServer, demo_seeds, demo_site_root  # type: ignore[attr-defined,no-redef]
+    except ImportError:  # commits before the folders were reorganised
+        from crawler.webserver import Web, WebServer, demo_seeds, demo_site_root  # type: ignore[no-redef,import-not-found]
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "benchmark_feeds"

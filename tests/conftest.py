@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from crawler.demo.webserver import Web, WebServer
+from crawler.demo.routes import Web
+from crawler.demo.webserver import WebServer
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"

@@ -255,7 +255,7 @@ def test_one_way_to_write_rows(name: str, path: Path) -> None:
     writers = [
         f"{n.module}.{a.name}"
         for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and n.module == "pipelines.dataset.store"
+        if isinstance(n, ast.ImportFrom) and n.module in ("pipelines.dataset.store", "pipelines.dataset.commits")
         for a in n.names
         if a.name == "DatasetWriter"
     ]

@@ -16,7 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from pipelines.document.feedparse import ParsedFeed, parse_feed
 from pipelines.document.platforms import PAGE_HEAD_CHARS, PLATFORMS, from_generator, from_headers, from_page
 from pipelines.document.process import document_rows

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.fetch.discovery import _scan, discover, read_page
 from pipelines.document.rows import fetch_row, page_rows
 from pipelines.document.sites import site_of

@@ -19,7 +19,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.report.breadth import DEFAULT_TITLES, read_measures
 from tests.conftest import QUICK_CRAWL, run_cli
 

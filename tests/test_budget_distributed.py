@@ -13,7 +13,7 @@ import itertools
 import subprocess
 from pathlib import Path
 
-from crawler.demo.webserver import Route, Web
+from crawler.demo.routes import Route, Web
 from tests.conftest import QUICK_CRAWL, TimedServer, read_table
 from tests.redisserver import RedisServer, redis_server
 from tests.test_distributed import start

@@ -24,8 +24,9 @@ import duckdb
 import pytest
 
 from crawler.report.changes import ChangesError, compute, to_markdown
+from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.schedule import items_per_week
-from pipelines.dataset.store import DatasetWriter, list_jobs
+from pipelines.dataset.store import list_jobs
 from tests.conftest import REPO, assert_usage_error
 
 FEEDCENSUS = REPO / ".venv" / "bin" / "feedcensus"

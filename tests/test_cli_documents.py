@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from tests.conftest import run_cli
 
 FEED = (

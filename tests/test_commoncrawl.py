@@ -228,7 +228,8 @@ def archived_site(tmp_path: Path, pages: dict[str, tuple[int, dict[str, str], by
 
 
 def test_an_archived_refresh_redirect_or_503_is_recorded_never_followed_or_retried(tmp_path: Path) -> None:
-    from crawler.demo.webserver import Route, Web, WebServer
+    from crawler.demo.routes import Route, Web
+    from crawler.demo.webserver import WebServer
 
     probe = Web()
     probe.add("/live", Route(b"<html>live</html>", headers={"Content-Type": "text/html"}))

@@ -22,8 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.dataset import compact
+from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.compact import OLD_FILES_GRACE, CompactResult, compact_dataset
-from pipelines.dataset.store import RUNNING_MARKER, DatasetWriter, open_table
+from pipelines.dataset.markers import RUNNING_MARKER
+from pipelines.dataset.store import open_table
 from schemas.tables import TABLES, VERSION_KEY, SchemaVersionError, arrow_schema
 from tests.conftest import QUICK_CRAWL, copy_dataset, demo_seeds_file, run_cli
 
@@ -280,7 +282,7 @@ def test_a_reader_that_opened_the_folder_before_the_swap_still_lists_every_old_f
     compaction.start()
     try:
         deadline = time.monotonic() + 60
-        # Swapped in, and the old folder moved into the staging folder: two steps (_swap_local), which a
+        # Swapped in, and the old folder moved into the staging folder: two steps (compactswap.py: _swap_local), which a
         # check right after the first could fall between (seen once in a full suite run).
         while not (
             any(".parquet" in p.name and "-c" in p.name for p in partition.iterdir())

@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.compact import compact_dataset
-from pipelines.dataset.store import RUNNING_MARKER, DatasetWriter, list_jobs, open_table
+from pipelines.dataset.markers import RUNNING_MARKER
+from pipelines.dataset.store import list_jobs, open_table
 from schemas.tables import TABLES
 from tests.conftest import QUICK_CRAWL, copy_dataset, demo_seeds_file, run_cli
 

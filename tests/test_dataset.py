@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from crawler.demo.webserver import demo_seeds
-from pipelines.dataset.store import DatasetWriter, list_jobs, open_table
+from pipelines.dataset.commits import DatasetWriter
+from pipelines.dataset.store import list_jobs, open_table
 from schemas.tables import TABLES
 from tests.conftest import QUICK_CRAWL, run_cli
 

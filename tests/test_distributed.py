@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.frontier import Frontier
 from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, feed_ends, fetch_outcomes, read_table, run_cli
 from tests.redisserver import RedisServer

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from crawler.demo.webserver import Route, Web
+from crawler.demo.routes import Route, Web
 from tests.conftest import QUICK_CRAWL, TimedServer, run_cli
 
 FEED = (

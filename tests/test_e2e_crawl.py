@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 import duckdb
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer, demo_root
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer, demo_root
 from tests.conftest import crawl_demo, read_table, run_cli
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))

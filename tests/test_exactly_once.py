@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.frontier import Frontier
 from pipelines.dataset.faults import ENV as DIE_AT
 from pipelines.dataset.faults import POINTS
@@ -241,8 +242,8 @@ def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Pat
     after all), compact keeps each key's rows from the first commit published, in every table."""
     from datetime import UTC, datetime
 
+    from pipelines.dataset.commits import DatasetWriter
     from pipelines.dataset.compact import compact_dataset
-    from pipelines.dataset.store import DatasetWriter
     from tests.conftest import feed_row
 
     out = str(tmp_path / "ds")
@@ -267,7 +268,7 @@ def test_compact_keeps_one_commits_rows_of_a_key_two_writers_wrote(tmp_path: Pat
     assert len(read_table(out, "feeds")) == 4  # f2 twice in the files
 
     # The readers (survey, changes, due: through open_table) read each key once, by the same rule.
-    from crawler.report.survey import connect
+    from crawler.report.views import connect
     from pipelines.dataset.store import open_table
 
     for job in ("j", None):
@@ -292,7 +293,7 @@ def test_compact_asks_the_frontier_whether_a_markers_writer_is_gone(redis: Redis
     from datetime import UTC, datetime
 
     from crawler.frontier import Frontier, shareable_url
-    from pipelines.dataset.store import DatasetWriter
+    from pipelines.dataset.commits import DatasetWriter
 
     out = tmp_path / "ds"
     frontier = Frontier.connect(redis.url, "m", "w1")

@@ -41,7 +41,7 @@ from crawler.frontier import (
 )
 from crawler.requests import archive_record_request, make_request
 from crawler.spiders.census import CensusSpider
-from pipelines.dataset.store import Batch
+from pipelines.dataset.commits import Batch
 from schemas.items import FetchContext
 from schemas.vocab import Expect, Via
 from tests.redisserver import RedisServer, redis_server

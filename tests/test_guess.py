@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.fetch.guess import COMMON_PATHS, guess_feed_urls
 from tests.conftest import QUICK_CRAWL, read_table, run_cli
 

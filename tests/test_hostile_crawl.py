@@ -30,7 +30,8 @@ from urllib.parse import urlsplit
 import pytest
 from w3lib.url import safe_url_string
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.extensions.progress import OK_OUTCOMES
 from tests.conftest import QUICK_CRAWL, read_table, run_cli, run_cli_peak_rss
 

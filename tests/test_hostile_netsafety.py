@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 FEED = b'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://example.com/</link><description>d</description></channel></rss>'

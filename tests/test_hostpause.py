@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.demo.webserver import Route, Web
+from crawler.demo.routes import Route, Web
 from crawler.fetch.politeness import HostPauses, retry_after_seconds
 from tests.conftest import QUICK_CRAWL, TimedServer, read_table, run_cli
 

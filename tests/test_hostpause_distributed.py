@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from crawler.demo.webserver import Route, Web, _Entry
+from crawler.demo.routes import Entry, Route, Web
 from tests.conftest import QUICK_CRAWL, TimedServer, read_table
 from tests.redisserver import RedisServer, redis_server
 from tests.test_distributed import start
@@ -46,14 +46,14 @@ class RefusesOnce(Web):
         headers = {"Content-Type": "text/plain", "Retry-After": str(RETRY_AFTER)}
         self._refusal = Route(status=429, body=b"slow down", headers=headers)
 
-    def _match(self, host: str, target: str) -> _Entry | None:
-        entry = super()._match(host, target)
+    def match(self, host: str, target: str) -> Entry | None:
+        entry = super().match(host, target)
         with self._lock:
             self.seen += 1
             if entry is None or self.refused is not None or self.seen < self.after:
                 return entry
             self.refused = (time.monotonic(), target)
-        return _Entry(self._refusal, entry.modified)
+        return Entry(self._refusal, entry.modified)
 
 
 def test_a_429_pauses_its_host_for_every_worker_of_the_job(redis_server: RedisServer, tmp_path: Path) -> None:

@@ -17,8 +17,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
-from crawler.report.survey import compute, connect
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
+from crawler.report.survey import compute
+from crawler.report.views import connect
 from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 RSS = "application/rss+xml"

@@ -101,7 +101,8 @@ HOSTILE_CELL = "soon \\| later maybe"
 
 @pytest.fixture(scope="module")
 def hostile_server() -> Iterator[Any]:
-    from crawler.demo.webserver import Route, WebServer, demo_web
+    from crawler.demo.routes import Route
+    from crawler.demo.webserver import WebServer, demo_web
 
     web = demo_web()
     web.add("/hostile/feed.xml", Route(HOSTILE_FEED, headers={"Content-Type": "application/rss+xml"}))

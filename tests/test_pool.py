@@ -25,7 +25,8 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from pipelines.dataset.schedule import Policy
 from pipelines.dataset.state import SeenItem
 from pipelines.document.pool import (

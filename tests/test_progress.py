@@ -10,7 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.extensions.progress import status_line, summary_lines
 from tests.conftest import QUICK_CRAWL, REPO
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 FEED = (

@@ -22,7 +22,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from tests.conftest import QUICK_CRAWL, REPO, read_table, run_cli
 
 SITES = 30

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from tests.conftest import QUICK_CRAWL, read_table, run_cli
 
 RSS = b'<rss version="2.0"><channel><title>t</title><link>http://x/</link><description>d</description></channel></rss>'

@@ -22,8 +22,8 @@ import pytest
 
 from crawler.extensions.workers import worker_row
 from crawler.fetch.discovery import read_page
+from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.state import SeenItem
-from pipelines.dataset.store import DatasetWriter
 from pipelines.document.process import document_rows
 from pipelines.document.rows import Carried, TableRows, carried_rows, fetch_row, link_rows, mark_novelty, page_rows
 from pipelines.document.sites import site_of

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.dataset.store import DatasetWriter, open_table
+from pipelines.dataset.commits import DatasetWriter
+from pipelines.dataset.store import open_table
 from schemas.tables import (
     SCHEMA_VERSION,
     TABLES,

@@ -71,7 +71,8 @@ def test_the_doctype_feed_is_a_feed_for_both(corpus: Path) -> None:
 
 def test_the_doctype_feed_is_crawled_as_a_feed_from_url_and_from_opml(corpus: Path, tmp_path: Path) -> None:
     """Served on 127.0.0.1, the feed gives a feeds row (atom, 75 items) both ways, and no not_feed."""
-    from crawler.demo.webserver import Route, Web, WebServer
+    from crawler.demo.routes import Route, Web
+    from crawler.demo.webserver import WebServer
 
     body = (corpus / "benchmark_feeds" / DOCTYPE_FEED).read_bytes()
     web = Web()

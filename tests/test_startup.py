@@ -92,13 +92,13 @@ def test_a_crawl_does_not_import_the_remote_control_it_turns_off() -> None:
     assert {"scrapy.extensions.remote_control", "aiohttp"} & modules == set()
 
 
-#: The dataset writer's conversion of a commit's dict rows (pipelines/dataset/store.py: arrow_table),
+#: The dataset writer's conversion of a commit's dict rows (pipelines/dataset/commits.py: arrow_table),
 #: after what `feedcensus crawl` does first (crawler/cli/crawl.py: run_crawl).
 _COMMIT_CONVERSION = """
 import json, sys
 from pipelines.dataset.nopandas import pyarrow_without_pandas
 pyarrow_without_pandas()
-from pipelines.dataset.store import arrow_table
+from pipelines.dataset.commits import arrow_table
 table = arrow_table("fetch_log", [{"url": "http://a.example/", "outcome": "ok", "status": 200}], [])
 converted = table.num_rows == 1 and "pandas" not in sys.modules
 import pandas  # code of the user's own still can

@@ -23,8 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.state import INDEX_NAME, STATE_DIR, FeedState, SeenItem, StateIndex
-from pipelines.dataset.store import DatasetWriter, list_jobs
+from pipelines.dataset.store import list_jobs
 from schemas.tables import FEEDS, VERSION_KEY, arrow_schema
 from tests.conftest import feed_row
 

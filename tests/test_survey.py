@@ -22,9 +22,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.report.reference import KNOWN_NAMES, PUBLISHED
-from crawler.report.survey import DATE_FORMS, LINK_KINDS, SurveyError, compute, run
+from crawler.report.survey import DATE_FORMS, LINK_KINDS, compute, run
+from crawler.report.views import SurveyError
 from pipelines.document.checks import RULES
 from schemas.tables import TABLES, arrow_schema
 from schemas.vocab import DateForm, FeedMediaType

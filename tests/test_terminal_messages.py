@@ -18,7 +18,8 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.extensions.progress import status_line, summary_lines
 from crawler.fetch.inputs import SHOWN_SEED_PROBLEMS
 from crawler.fetch.opml import MAX_GUNZIPPED_BYTES, gunzip, parse_opml

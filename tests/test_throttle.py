@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from crawler.extensions.throttle import next_delay
 from tests.conftest import TimedServer, read_table, run_cli
 

@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.archive.warc import Exchange, Location, WarcWriter
-from crawler.demo.webserver import Route, Web, WebServer
+from crawler.demo.routes import Route, Web
+from crawler.demo.webserver import WebServer
 from tests.conftest import QUICK_CRAWL, REPO, demo_seeds_file, read_table, run_cli
 
 AT = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)

@@ -23,17 +23,8 @@ import lxml.html
 import pytest
 
 from crawler.demo.dates import render_dates
-from crawler.demo.webserver import (
-    VALIDATORS_EPOCH,
-    Route,
-    Web,
-    WebServer,
-    demo_root,
-    demo_seeds,
-    demo_site_root,
-    demo_web,
-    serve_demo,
-)
+from crawler.demo.routes import VALIDATORS_EPOCH, Route, Web
+from crawler.demo.webserver import WebServer, demo_root, demo_seeds, demo_site_root, demo_web, serve_demo
 
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")

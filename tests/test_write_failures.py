@@ -55,7 +55,8 @@ def test_a_commit_that_keeps_failing_stops_the_crawl_with_exit_3(tmp_path: Path,
 def test_reading_a_dataset_with_a_damaged_parquet_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     """A part file cut short (a disk that filled, a copy interrupted): before, survey, due and compact
     ended in a pyarrow traceback."""
-    from crawler.demo.webserver import Route, Web, WebServer
+    from crawler.demo.routes import Route, Web
+    from crawler.demo.webserver import WebServer
 
     web = Web()
     items = "".join(f"<item><title>t{i}</title><guid>g{i}</guid></item>" for i in range(3))
@@ -77,7 +78,8 @@ def test_reading_a_dataset_with_a_damaged_parquet_file_is_one_line_and_exit_2(tm
 def test_reading_a_job_that_is_not_finished_says_so(tmp_path: Path) -> None:
     """A job whose crawl stopped before it ended (disk full: exit 3) keeps its .running markers: before,
     survey and due read it as if it were whole ("0 feeds in the job") and said nothing."""
-    from crawler.demo.webserver import Route, Web, WebServer
+    from crawler.demo.routes import Route, Web
+    from crawler.demo.webserver import WebServer
 
     web = Web()
     web.add("/f.xml", Route(b'<rss version="2.0"><channel><title>F</title><item><guid>g</guid></item></channel></rss>'))
@@ -99,7 +101,8 @@ def test_reading_a_job_that_is_not_finished_says_so(tmp_path: Path) -> None:
 def test_a_crawl_into_a_dataset_whose_earlier_job_cannot_be_read_stops_before_it_fetches(tmp_path: Path) -> None:
     """Before, it fetched and wrote the whole job without the earlier jobs' state (every feed anew), then
     said the crawl failed with a pyarrow error."""
-    from crawler.demo.webserver import Route, Web, WebServer
+    from crawler.demo.routes import Route, Web
+    from crawler.demo.webserver import WebServer
 
     web = Web()
     for i in range(3):

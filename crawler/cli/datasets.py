@@ -39,7 +39,8 @@ def cmd_survey(args: argparse.Namespace) -> int:
     with ``--out`` as ``changes.md`` there.
     """
     from crawler.report.changes import compute, to_markdown
-    from crawler.report.survey import SurveyError, run_report
+    from crawler.report.survey import run_report
+    from crawler.report.views import SurveyError
     from schemas.tables import SchemaVersionError
 
     try:
@@ -66,7 +67,7 @@ def cmd_survey(args: argparse.Namespace) -> int:
 def cmd_changes(args: argparse.Namespace) -> int:
     """What changed between two runs: Markdown on stdout, or ``--json`` one object."""
     from crawler.report.changes import compute, to_markdown
-    from crawler.report.survey import SurveyError
+    from crawler.report.views import SurveyError
     from schemas.tables import SchemaVersionError
 
     try:

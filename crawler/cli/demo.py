@@ -29,7 +29,8 @@ DEAD_ENDS = (
 
 def demo_report(out: str, job: str) -> Path:
     """The survey of the demo's job as a report folder; the path of its HTML page."""
-    from crawler.report.survey import SurveyError, run
+    from crawler.report.survey import run
+    from crawler.report.views import SurveyError
 
     report = Path(out) / "report"
     try:

@@ -100,7 +100,8 @@ def job_finished(url: str, job: str) -> str | None:
 
 def _has_rows(out: str, job: str) -> bool:
     """Whether the dataset ``out`` holds a commit of ``job`` (False when it cannot be read: the crawl says why)."""
-    from pipelines.dataset.store import resolve_root, run_started
+    from pipelines.dataset.markers import run_started
+    from pipelines.dataset.store import resolve_root
 
     try:
         return run_started(*resolve_root(out), job) is not None

@@ -48,8 +48,9 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
 
+from pipelines.dataset.commits import Batch, DatasetWriter
 from pipelines.dataset.jobids import default_job_id, job_id_problem
-from pipelines.dataset.store import Batch, DatasetWriter, committed_urls
+from pipelines.dataset.store import committed_urls
 from pipelines.document.rows import TableRows, fetch_row
 from schemas.items import FetchRecord
 

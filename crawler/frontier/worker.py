@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawler.frontier.scheduler import FrontierScheduler
-    from pipelines.dataset.store import Batch
+    from pipelines.dataset.commits import Batch
 
 #: The package's one logger (``crawler.frontier``), as before the module became a package.
 logger = logging.getLogger("crawler.frontier")

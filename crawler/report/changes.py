@@ -14,7 +14,7 @@ Definitions ("a feed" = a ``feeds`` row whose format is not ``unknown``):
   A feed ``job`` did not request at all is not listed.
 * **Element usage changed** / **conformance changed**: for URLs that are a feed in both
   jobs, the set of (scope, element) of ``element_usage`` / of failed ``conformance``
-  rule ids differs. Both sides are read through :func:`crawler.report.survey.connect`,
+  rule ids differs. Both sides are read through :func:`crawler.report.views.connect`,
   whose views include the rows of feeds a job carried forward (``changed = false``:
   304, same body, not due) from their ``parsed_job``, so such a feed compares equal.
 * **New items** / **changed items**: ``items`` rows with ``is_new`` / ``is_changed``
@@ -47,7 +47,7 @@ import pyarrow.fs as pafs
 
 from crawler.report.model import Column, Table
 from crawler.report.render import markdown_table
-from crawler.report.survey import SurveyError, connect
+from crawler.report.views import SurveyError, connect
 from pipelines.dataset.schedule import DEFAULT_WINDOW
 from pipelines.dataset.store import list_jobs, open_table, resolve_root
 from schemas.tables import PARTITION_KEY, arrow_schema
@@ -127,7 +127,7 @@ def pick_jobs(out: str, job: str | None = None, since: str | None = None) -> Spa
 
 # --- reading --------------------------------------------------------------------------------
 
-#: What each compared job's views (survey.connect: carried-forward feeds included) give.
+#: What each compared job's views (views.connect: carried-forward feeds included) give.
 _SNAPSHOTS: dict[str, str] = {
     "feeds": "SELECT url, format, version, title, item_count, fetched_at FROM feeds",
     "usage": "SELECT DISTINCT feed_url, scope, element FROM element_usage",

@@ -6,29 +6,20 @@ Markdown and, with ``report_dir``, also writes ``survey.md``, ``survey.html``
 (self-contained, inline SVG charts) and one CSV per table there
 (:func:`run_report` also returns the paths of those files).
 
-Definitions (``n`` = feeds of the chosen format in the job, one row per URL):
+Rules every table keeps (the element tables' definitions are in :mod:`crawler.report.elements`):
 
-* Channel elements: share of the ``n`` feeds whose channel has the element
-  (element_usage scope ``channel``, attributes excluded).
-* Item elements: share of the ``n`` feeds where any item has it, and share of
-  items, ``sum(items_with) / sum(item_count)``.
-* Case variants: a name that differs from a known name
-  (:data:`crawler.report.reference.KNOWN_NAMES`) only by ASCII case is counted
-  in the known name's row, and the row lists the variants it merged. Per feed,
-  the merged ``items_with`` is capped at the feed's item count.
-* Every table is complete and stably sorted: by feeds (or items, links)
+* It is complete and stably sorted: by feeds (or items, links)
   descending, then by name ascending (binary order).
 * Percentages are rounded to two decimals; an empty denominator gives none.
 
-All aggregation happens in DuckDB; Python only walks result rows.
+All aggregation happens in DuckDB; Python only walks result rows. The job's views
+come from :func:`crawler.report.views.connect`.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -37,20 +28,26 @@ from crawler.report.atom import atom_tables
 from crawler.report.breadth import breadth_tables
 from crawler.report.coverage import coverage_tables
 from crawler.report.crawled import LINK_KINDS, autodiscovery_tables, identities_table, reflexive_table, usm_table
+from crawler.report.elements import (
+    attributes_table,
+    comparison_table,
+    element_table,
+    namespaces_table,
+    undefined_table,
+)
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.query import add_pct as _add_pct
 from crawler.report.query import one as _one
 from crawler.report.query import ordered as _ordered
 from crawler.report.query import pct
 from crawler.report.query import rows as _rows
-from crawler.report.reference import BOARD_2007_NOTE, PUBLISHED, known_names
-from pipelines.dataset.store import list_jobs, open_table
+from crawler.report.reference import known_names
+from crawler.report.views import connect
+from pipelines.dataset.store import list_jobs
 from pipelines.document.dates import FALLBACK_CALLS, FALLBACK_MISSES
-from schemas.namespaces import PREFIXES
-from schemas.tables import TABLES, arrow_schema
 from schemas.vocab import DateForm
 
-__all__ = ["LINK_KINDS", "Survey", "SurveyError", "compute", "connect", "run"]
+__all__ = ["LINK_KINDS", "Survey", "compute", "run", "run_report"]
 
 #: What each ``items.date_form`` means (the names are schemas.vocab.DateForm).
 _DATE_FORM_MEANINGS: dict[DateForm, str] = {
@@ -69,94 +66,6 @@ _DATE_FORM_MEANINGS: dict[DateForm, str] = {
 #: report lists them (DateForm's order; every member must have a meaning above).
 DATE_FORMS: dict[str, str] = {form.value: _DATE_FORM_MEANINGS[form] for form in DateForm}
 NO_DATE = "(no date)"
-#: How headings name the formats.
-FORMAT_NAMES = {"rss": "RSS", "atom": "Atom", "rdf": "RSS 1.0 (RDF)"}
-
-
-class SurveyError(Exception):
-    """The dataset cannot be surveyed (missing, empty, unknown job)."""
-
-
-# --- reading ---------------------------------------------------------------------------
-
-
-def _arrow(out: str, table: str, job: str) -> Any:
-    """The pyarrow dataset of one table of one job; an empty table when the job wrote none."""
-    try:
-        return open_table(out, table, job)
-    except FileNotFoundError:
-        return pa.table({f.name: pa.array([], type=f.type) for f in TABLES[table]}, schema=arrow_schema(table))
-
-
-def connect(out: str, job_id: str | None = None) -> tuple[duckdb.DuckDBPyConnection, str]:
-    """A DuckDB connection with one view per table of one job (default: the latest)."""
-    jobs = list_jobs(out)
-    if not jobs:
-        raise SurveyError(f"no crawl found in {out} (expected {out}/fetch_log/job_id=...)")
-    job = job_id or jobs[-1]
-    if job not in jobs:
-        raise SurveyError(f"no job {job!r} in {out}; jobs: {', '.join(jobs)}")
-    con = duckdb.connect()
-    # In Jupyter the bar is off already, and DuckDB refuses to set it at all without ipywidgets.
-    with contextlib.suppress(duckdb.InvalidInputException):
-        con.execute("SET enable_progress_bar = false")
-    for table in TABLES:
-        con.register(table, _arrow(out, table, job))
-    _carry_forward(con, out, job)
-    return con, job
-
-
-#: Tables whose rows of an unchanged feed stay in the job that parsed it (feeds.parsed_job).
-CARRIED_TABLES = ("items", "element_usage", "conformance")
-
-
-def _carry_forward(con: duckdb.DuckDBPyConnection, out: str, job: str) -> None:
-    """Make a job's views cover the feeds it did not parse again (304, same body, not due).
-
-    Such a feed has a ``feeds`` row with ``changed = false`` naming the ``parsed_job`` whose
-    items, element_usage and conformance rows describe it; those rows join this job's own, so
-    a survey of the latest run covers every feed without the data being written twice.
-    """
-    sources = [
-        r[0]
-        for r in con.execute(
-            "SELECT DISTINCT parsed_job FROM feeds WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> ?",
-            [job],
-        ).fetchall()
-    ]
-    if not sources:
-        return
-    # A row carried forward under an alias (a URL that redirected to the feed) names the feed's
-    # own URL as final_url: the parsed job's rows are under that one. A URL this job parsed itself
-    # keeps its own rows only.
-    con.execute(
-        """CREATE TEMP TABLE carried AS
-           SELECT DISTINCT u AS url, parsed_job FROM (
-               SELECT url AS u, parsed_job FROM feeds WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job
-               UNION ALL
-               SELECT final_url, parsed_job FROM feeds
-               WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job AND final_url IS NOT NULL
-           ) WHERE u NOT IN (SELECT url FROM feeds WHERE changed IS DISTINCT FROM false)""",
-        {"job": job},
-    )
-    for table in CARRIED_TABLES:
-        parts = [f"SELECT * FROM {table}__own"]
-        con.register(f"{table}__own", _arrow(out, table, job))
-        con.unregister(table)
-        for n, source in enumerate(sources):
-            name = f"{table}__from{n}"
-            con.register(name, _arrow(out, table, source))
-            parts.append(
-                f"SELECT * FROM {name} WHERE feed_url IN (SELECT url FROM carried WHERE parsed_job = '{_quoted(source)}')"
-            )
-        con.execute(f"CREATE TEMP VIEW {table} AS " + " UNION ALL ".join(parts))
-
-
-def _quoted(text: str) -> str:
-    return text.replace("'", "''")
-
-
-# --- the tables ---------------------------------------------------------------------------
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
@@ -188,41 +97,6 @@ def _prepare(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     )
 
 
-def element_rows(con: duckdb.DuckDBPyConnection, scope: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """(rows of element, feeds, items; variants merged per row) for the elements at ``scope``."""
-    base = """
-        WITH u AS (
-            SELECT x.feed_url, x.element AS written, n.canon AS element, x.items_with, x.item_count,
-                   x.defined = false AND x.element = n.canon AS undefined
-            FROM use x JOIN names n ON n.element = x.element
-            WHERE x.scope = ? AND NOT contains(x.element, '@')
-        )"""
-    rows = _rows(
-        con,
-        base
-        + """, per_feed AS (
-            SELECT element, feed_url, least(sum(coalesce(items_with, 0)), max(item_count)) AS items_with,
-                   bool_or(coalesce(undefined, false)) AS undefined
-            FROM u GROUP BY element, feed_url
-        )
-        SELECT element, count(*) AS feeds, sum(items_with)::BIGINT AS items,
-               CASE WHEN bool_or(undefined) THEN 'undefined' ELSE '' END AS flag
-        FROM per_feed GROUP BY element ORDER BY feeds DESC, element""",
-        [scope],
-    )
-    variants: dict[str, list[str]] = {}
-    for v in _rows(
-        con,
-        base
-        + """
-        SELECT element, written, count(DISTINCT feed_url) AS feeds FROM u WHERE written <> element
-        GROUP BY element, written ORDER BY element, feeds DESC, written""",
-        [scope],
-    ):
-        variants.setdefault(v["element"], []).append(f"{v['written']} ({v['feeds']} feeds)")
-    return rows, variants
-
-
 def _formats(con: duckdb.DuckDBPyConnection, total: int) -> Table:
     rows = _rows(
         con,
@@ -248,197 +122,6 @@ def _formats(con: duckdb.DuckDBPyConnection, total: int) -> Table:
         tuple(rows),
         intro=f"All {total} feeds of the job, whatever the format (one row per feed URL).",
         chart=Chart("label", "pct_feeds"),
-    )
-
-
-def _published(fmt: str, scope: str) -> dict[str, Any]:
-    if fmt != "rss":
-        return {}
-    return {p.element: p for p in PUBLISHED if p.scope == scope}
-
-
-def _element_table(con: duckdb.DuckDBPyConnection, fmt: str, scope: str, n: int, items: int) -> Table:
-    rows, variants = element_rows(con, scope)
-    published = _published(fmt, scope)
-    _add_pct(rows, "feeds", "pct_feeds", n)
-    _add_pct(rows, "items", "pct_items", items)
-    for r in rows:
-        p = published.get(r["element"])
-        r["board_2007"] = p.board_2007 if p else None
-        r["survey_2005"] = p.survey_2005 if p else None
-        r["variants"] = ", ".join(variants.get(r["element"], []))
-    cols, marks = _element_columns(fmt, scope)
-    what = "whose channel has the element" if scope == "channel" else "where any item has the element"
-    intro = f"Share of the {n} {fmt} feeds {what}"
-    intro += f"; share of their {items} items having it." if scope == "item" else "."
-    return Table(
-        f"{scope}_elements",
-        f"{FORMAT_NAMES.get(fmt, fmt)} {scope} elements ({n} feeds" + (f", {items} items)" if scope == "item" else ")"),
-        cols,
-        tuple(rows),
-        intro=intro,
-        notes=_element_notes(fmt, scope, rows),
-        chart=Chart("element", "pct_feeds", marks),
-    )
-
-
-def _element_columns(fmt: str, scope: str) -> tuple[tuple[Column, ...], tuple[tuple[str, str], ...]]:
-    """(columns, chart marks) of an element table: items only for items, published figures only for RSS."""
-    cols = [Column("element", "element"), Column("feeds", "feeds", "int"), Column("pct_feeds", "% of feeds", "pct")]
-    if scope == "item":
-        cols += [Column("items", "items", "int"), Column("pct_items", "% of items", "pct")]
-    marks: tuple[tuple[str, str], ...] = ()
-    if fmt == "rss":
-        cols.append(Column("board_2007", "RSS Board 2007 %", "pct"))
-        marks = (("board_2007", "RSS Board 2007"),)
-        if scope == "channel":
-            cols.append(Column("survey_2005", "2005 survey %", "pct"))
-            marks += (("survey_2005", "2005 survey"),)
-    cols.append(Column("flag", "flag"))
-    cols.append(Column("variants", "case variants merged"))
-    return tuple(cols), marks
-
-
-def _element_notes(fmt: str, scope: str, rows: list[dict[str, Any]]) -> tuple[str, ...]:
-    notes = []
-    merged = [r for r in rows if r["variants"]]
-    if merged:
-        notes.append(
-            "Case variants merged: "
-            + "; ".join(f"{r['element']} also counts {r['variants']}" for r in merged)
-            + ". Only names that differ from a known RSS core or common extension name by letter case are merged;"
-            " the undefined-elements table lists them as written."
-        )
-    else:
-        notes.append(
-            "No case variants of known names were found (names differing from a known RSS core or common"
-            " extension name only by letter case would be merged into its row)."
-        )
-    if any(r["flag"] for r in rows):
-        notes.append(
-            "flag undefined: a name without a namespace that the format's specification does not define here, "
-            "tallied as written (see the undefined-elements table)."
-        )
-    if scope == "item" and fmt == "rss":
-        notes.append(BOARD_2007_NOTE)
-    return tuple(notes)
-
-
-def _comparison(con: duckdb.DuckDBPyConnection, n: int, tables: dict[str, Table]) -> Table:
-    by_scope: dict[str, dict[str, dict[str, Any]]] = {
-        "channel": {r["element"]: r for r in tables["channel_elements"].rows},
-        "item": {r["element"]: r for r in tables["item_elements"].rows},
-    }
-    rows = []
-    for p in PUBLISHED:
-        if p.scope not in by_scope:
-            by_scope[p.scope] = {r["element"]: r for r in element_rows(con, p.scope)[0]}
-        ours = by_scope[p.scope].get(p.element)
-        feeds = ours["feeds"] if ours else 0
-        rows.append(
-            {
-                "element": p.element if p.scope in ("channel", "item") else f"{p.scope}/{p.element}",
-                "scope": p.scope,
-                "feeds": feeds,
-                "pct_feeds": pct(feeds, n),
-                "board_2007": p.board_2007,
-                "survey_2005": p.survey_2005,
-            }
-        )
-    return Table(
-        "published_comparison",
-        "Comparison with the published surveys",
-        (
-            Column("element", "element"),
-            Column("scope", "scope"),
-            Column("feeds", "feeds", "int"),
-            Column("pct_feeds", "ours: % of feeds", "pct"),
-            Column("board_2007", "RSS Board 2007 % (1,933 feeds)", "pct"),
-            Column("survey_2005", "2005 survey % (5,162 feeds)", "pct"),
-        ),
-        tuple(rows),
-        intro="Every figure the two surveys published, beside ours (same definition: share of RSS feeds).",
-        notes=(BOARD_2007_NOTE,),
-        chart=Chart("element", "pct_feeds", (("board_2007", "RSS Board 2007"), ("survey_2005", "2005 survey"))),
-    )
-
-
-def _namespaces(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
-    rows = _rows(
-        con,
-        """WITH per_feed AS (
-               SELECT DISTINCT n.namespace, u.feed_url FROM use u JOIN names n ON n.element = u.element
-               WHERE n.namespace IS NOT NULL
-           )
-           SELECT p.namespace, count(*) AS feeds,
-                  (SELECT count(DISTINCT el) FROM names n WHERE n.namespace = p.namespace) AS elements
-           FROM per_feed p GROUP BY p.namespace ORDER BY feeds DESC, p.namespace""",
-    )
-    _add_pct(rows, "feeds", "pct_feeds", n)
-    for r in rows:
-        r["uri"] = PREFIXES.get(r["namespace"], r["namespace"])
-    return Table(
-        "namespaces",
-        f"Namespaces ({fmt})",
-        (
-            Column("namespace", "prefix or URI"),
-            Column("feeds", "feeds", "int"),
-            Column("pct_feeds", "% of feeds", "pct"),
-            Column("elements", "distinct elements", "int"),
-            Column("uri", "namespace URI"),
-        ),
-        tuple(rows),
-        intro=f"Share of the {n} {fmt} feeds using at least one element of the namespace, at any depth. "
-        "Known namespaces are named by their fixed prefix whatever prefix the feed declared; others by URI.",
-        chart=Chart("namespace", "pct_feeds"),
-    )
-
-
-def _attributes(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
-    rows = _rows(
-        con,
-        """SELECT element AS attribute, scope, count(DISTINCT feed_url) AS feeds, sum(count)::BIGINT AS occurrences
-           FROM use WHERE contains(element, '@') GROUP BY ALL ORDER BY feeds DESC, attribute, scope""",
-    )
-    _add_pct(rows, "feeds", "pct_feeds", n)
-    return Table(
-        "attributes",
-        f"Attributes ({fmt})",
-        (
-            Column("attribute", "element@attribute"),
-            Column("scope", "scope"),
-            Column("feeds", "feeds", "int"),
-            Column("pct_feeds", "% of feeds", "pct"),
-            Column("occurrences", "occurrences", "int"),
-        ),
-        tuple(rows),
-        intro=f"Share of the {n} {fmt} feeds using the attribute at that scope. A link's rel is written with its "
-        "value (atom:link@rel=self).",
-        chart=Chart("attribute", "pct_feeds"),
-    )
-
-
-def _undefined(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
-    rows = _rows(
-        con,
-        """SELECT element, scope, count(DISTINCT feed_url) AS feeds, sum(count)::BIGINT AS occurrences
-           FROM use WHERE defined = false GROUP BY ALL ORDER BY feeds DESC, element, scope""",
-    )
-    _add_pct(rows, "feeds", "pct_feeds", n)
-    return Table(
-        "undefined_elements",
-        f"Undefined core elements ({fmt})",
-        (
-            Column("element", "element (as written)"),
-            Column("scope", "scope"),
-            Column("feeds", "feeds", "int"),
-            Column("pct_feeds", "% of feeds", "pct"),
-            Column("occurrences", "occurrences", "int"),
-        ),
-        tuple(rows),
-        intro="Elements and attributes without a namespace that the format's specification does not define at that "
-        "scope (pubdate, date, content...), tallied exactly as written.",
-        chart=Chart("element", "pct_feeds"),
     )
 
 
@@ -570,19 +253,19 @@ def compute(out: str, job_id: str | None = None, fmt: str = "rss") -> Survey:
         tables: dict[str, Table] = {}
         steps: list[Callable[[], Table]] = [
             lambda: _formats(con, total),
-            lambda: _element_table(con, fmt, "channel", n, items),
-            lambda: _element_table(con, fmt, "item", n, items),
+            lambda: element_table(con, fmt, "channel", n, items),
+            lambda: element_table(con, fmt, "item", n, items),
         ]
         for step in steps:
             t = step()
             tables[t.name] = t
         if fmt == "rss":
-            t = _comparison(con, n, tables)
+            t = comparison_table(con, n, tables)
             tables[t.name] = t
         for t in (
-            _namespaces(con, fmt, n),
-            _attributes(con, fmt, n),
-            _undefined(con, fmt, n),
+            namespaces_table(con, fmt, n),
+            attributes_table(con, fmt, n),
+            undefined_table(con, fmt, n),
             _rules(con, fmt, n),
             _date_forms(con, fmt),
             identities_table(con, n),

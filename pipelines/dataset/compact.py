@@ -41,64 +41,55 @@ Order of operations for one partition (see docs/datasets.md, "Compaction"):
 
 A reader that listed the old files before the swap and opens them after it
 gets a file-not-found error, never rows of a mix.
+
+This module plans (steps 1, 2, 4 and 7) and reports; ``compactwrite.py``
+streams the rows into the new files (step 3) and ``compactswap.py`` records
+them, swaps them in and retires the old files (steps 5 and 6).
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import json
 import logging
 import math
-import os
-import posixpath
-import re
 import secrets
-import sys
-import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset.claims import keep_winners
-from pipelines.dataset.store import (
-    ROW_GROUP_ROWS,
-    is_running_marker,
-    job_winners,
-    list_jobs,
-    read_marker,
-    resolve_root,
-    run_started,
+from pipelines.dataset.commits import ROW_GROUP_ROWS
+from pipelines.dataset.compactswap import (
+    PARTITION_NOTE,
+    STAGING_PREFIX,
+    CompactError,
+    Partition,
+    Retired,
+    exists,
+    fingerprint,
+    install,
+    is_part,
+    snapshot,
 )
-from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, arrow_schema, check_version
+from pipelines.dataset.compactwrite import commit_of, namer, next_seq, write_compacted
+from pipelines.dataset.markers import is_running_marker, read_marker
+from pipelines.dataset.store import job_winners, list_jobs, resolve_root
+from schemas.tables import PARTITION_KEY, SCHEMA_VERSION, TABLES, check_version
+
+__all__ = ["FILE_ROWS", "OLD_FILES_GRACE", "CompactError", "CompactResult", "PartitionCompaction", "compact_dataset"]
 
 logger = logging.getLogger(__name__)
 
 #: Rows per compacted file: eight row groups.
 FILE_ROWS = 8 * ROW_GROUP_ROWS
-#: Prefix of the staging folders at the dataset root.
-STAGING_PREFIX = ".compact-"
-#: The file in a staging folder that names its partition (``<table>/job_id=<job>``).
-PARTITION_NOTE = "partition"
 #: Seconds the old files of a swapped partition stay whole (in its staging
 #: folder) before they are deleted. A reader that opened the partition folder
 #: just before the swap still reads its listing after it; deleting at once
 #: could show that reader a partition with some or none of its files.
 OLD_FILES_GRACE = 1.0
-
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-_SEQ = re.compile(r"^(\d+)-")
-
-
-class CompactError(Exception):
-    """The dataset cannot be compacted (missing, unknown job, a partition that changed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +203,7 @@ def compact_dataset(
     jobs_by_table = _jobs_by_table(out, job)
     results = []
     merged: dict[str, set[str]] = {}  # job -> the commits whose files were merged away
-    retired = _Retired(fs, OLD_FILES_GRACE if old_files_grace is None else old_files_grace)
+    retired = Retired(fs, OLD_FILES_GRACE if old_files_grace is None else old_files_grace)
     try:
         winners: dict[str, dict[str, str] | None] = {}
         for table, jobs in jobs_by_table.items():
@@ -224,7 +215,7 @@ def compact_dataset(
                         fs, root, table, job_id, force, file_rows, row_group_rows, retired, winners[job_id], is_stale
                     )
                     results.append(result)
-                    merged.setdefault(job_id, set()).update(_commit_of(name) for name in sources)
+                    merged.setdefault(job_id, set()).update(commit_of(name) for name in sources)
                     retired.delete_expired()
         for job_id, commits in merged.items():
             _drop_merged_markers(fs, root, job_id, commits)
@@ -253,44 +244,10 @@ def _jobs_by_table(out: str, job: str | None) -> dict[str, list[str]]:
     return jobs_by_table
 
 
-def _is_part(info: pafs.FileInfo) -> bool:
-    base = info.base_name
-    return info.type == pafs.FileType.File and base.endswith(".parquet") and not base.startswith((".", "_"))
-
-
-def _snapshot(fs: pafs.FileSystem, directory: str) -> list[pafs.FileInfo]:
-    return sorted(fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True)), key=lambda i: i.base_name)
-
-
-def _fingerprint(infos: list[pafs.FileInfo]) -> list[tuple[str, int | None, Any]]:
-    return [(i.base_name, i.size, i.mtime_ns) for i in infos]
-
-
-@dataclass(frozen=True, slots=True)
-class _Partition:
-    """One ``<table>/job_id=<job>`` folder as listed before compaction."""
-
-    table: str
-    job_id: str
-    path: str
-    #: Everything in the folder, sorted by name (to tell later whether it changed).
-    listing: list[pafs.FileInfo]
-
-    @property
-    def parts(self) -> list[pafs.FileInfo]:
-        return [i for i in self.listing if _is_part(i)]
-
-    @property
-    def size(self) -> int:
-        return sum(i.size or 0 for i in self.parts)
-
-    @property
-    def running(self) -> bool:
-        return any(is_running_marker(i.base_name) for i in self.listing)
-
-    def unchanged(self, why: str, rows: int = 0) -> PartitionCompaction:
-        n = len(self.parts)
-        return PartitionCompaction(self.table, self.job_id, n, n, rows, self.size, self.size, why)
+def _unchanged(partition: Partition, why: str, rows: int = 0) -> PartitionCompaction:
+    """The result for a partition left alone."""
+    n = len(partition.parts)
+    return PartitionCompaction(partition.table, partition.job_id, n, n, rows, partition.size, partition.size, why)
 
 
 def _compact_partition(
@@ -301,28 +258,28 @@ def _compact_partition(
     force: bool,
     file_rows: int,
     group_rows: int,
-    retired: _Retired,
+    retired: Retired,
     winners: dict[str, str] | None = None,
     is_stale: Callable[[dict[str, Any]], bool] | None = None,
 ) -> tuple[PartitionCompaction, list[str]]:
     """What happened to one partition, and the names of the files merged away (none when it was left alone)."""
     pdir = f"{root}/{table}/{PARTITION_KEY}={job_id}"
-    partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
+    partition = Partition(table, job_id, pdir, snapshot(fs, pdir))
     if partition.running and is_stale is not None and _drop_stale_markers(fs, partition, is_stale):
-        partition = _Partition(table, job_id, pdir, _snapshot(fs, pdir))
+        partition = Partition(table, job_id, pdir, snapshot(fs, pdir))
     why, rows = _reason_to_leave(fs, partition, force, file_rows)
     if why is None:
         why = _rewrite(fs, root, partition, rows, file_rows, group_rows, retired, winners)
     if why is not None:
-        return partition.unchanged(why, rows), []
-    after = [i for i in _snapshot(fs, pdir) if _is_part(i)]
+        return _unchanged(partition, why, rows), []
+    after = [i for i in snapshot(fs, pdir) if is_part(i)]
     result = PartitionCompaction(
         table, job_id, len(partition.parts), len(after), rows, partition.size, sum(i.size or 0 for i in after)
     )
     return result, [i.base_name for i in partition.parts]
 
 
-def _reason_to_leave(fs: pafs.FileSystem, partition: _Partition, force: bool, file_rows: int) -> tuple[str | None, int]:
+def _reason_to_leave(fs: pafs.FileSystem, partition: Partition, force: bool, file_rows: int) -> tuple[str | None, int]:
     """(why the partition is left alone or None, its row count as far as it was read): steps 1 and 2."""
     if not force and partition.running:
         return "being written by a crawl (.running marker)", 0
@@ -346,11 +303,11 @@ def _reason_to_leave(fs: pafs.FileSystem, partition: _Partition, force: bool, fi
 def _rewrite(
     fs: pafs.FileSystem,
     root: str,
-    partition: _Partition,
+    partition: Partition,
     rows: int,
     file_rows: int,
     group_rows: int,
-    retired: _Retired,
+    retired: Retired,
     winners: dict[str, str] | None = None,
 ) -> str | None:
     """Steps 3 to 6: stage, check, record and swap in the new files; why not, when the partition changed.
@@ -370,11 +327,11 @@ def _rewrite(
         note.write(f"{partition.table}/{PARTITION_KEY}={partition.job_id}\n".encode())
     holds_old_files = False
     try:
-        seq = _next_seq(fs, root, partition.job_id, partition.parts)
-        name_of = _namer(seq, token)
+        seq = next_seq(fs, root, partition.job_id, partition.parts)
+        name_of = namer(seq, token)
         sources = [i.path for i in partition.parts]
         dropped: list[int] = [0]
-        written = _write_compacted(
+        written = write_compacted(
             fs, partition.table, sources, new_dir, name_of, file_rows, group_rows, retired.delete_expired,
             winners, dropped,
         )  # fmt: skip
@@ -387,177 +344,19 @@ def _rewrite(
             raise CompactError(
                 f"{partition.path}: wrote {sum(n for _, n in written)} rows, read {rows}; left untouched"
             )
-        if _fingerprint(_snapshot(fs, partition.path)) != _fingerprint(partition.listing):
+        if fingerprint(snapshot(fs, partition.path)) != fingerprint(partition.listing):
             return "changed while being compacted (run compact again)"
-        holds_old_files = _install(fs, root, partition, written, staging)
+        holds_old_files = install(fs, root, partition, written, staging)
     finally:
         if holds_old_files:
             retired.add(staging)
-        elif not _exists(fs, f"{staging}/old"):  # only copies: the partition is as it was
+        elif not exists(fs, f"{staging}/old"):  # only copies: the partition is as it was
             fs.delete_dir(staging)
         # else the fallback's renames failed half-way: the old files stay there (a reported leftover)
     return None
 
 
-def _exists(fs: pafs.FileSystem, path: str) -> bool:
-    return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
-def _namer(seq: int, token: str) -> Callable[[int], str]:
-    """Names of the new files: commit sequence numbers from ``seq`` on, marked by ``token``."""
-
-    def name_of(n: int) -> str:
-        return f"part-{seq + n:06d}-c{token}.parquet"
-
-    return name_of
-
-
-def _install(
-    fs: pafs.FileSystem, root: str, partition: _Partition, written: list[tuple[str, int]], staging: str
-) -> bool:
-    """Record the staged files as commits and put them in place of the partition's parts.
-
-    True when the old files are now in the staging folder (a local swap),
-    False when they are deleted already (object stores).
-    """
-    new_dir = f"{staging}/new"
-    local = isinstance(fs, pafs.LocalFileSystem)
-    if local:
-        # Files that are not parts (anything but writer temp files) move along with the partition.
-        for info in partition.listing:
-            if info.type == pafs.FileType.File and not _is_part(info) and not info.base_name.endswith(".tmp"):
-                fs.copy_file(info.path, f"{new_dir}/{info.base_name}")
-    _record_commits(fs, root, partition.table, partition.job_id, written, [i.base_name for i in partition.parts])
-    if local:
-        _swap_local(new_dir, partition.path, f"{staging}/old")
-        return True
-    for name, _ in written:
-        fs.copy_file(f"{new_dir}/{name}", f"{partition.path}/{name}")
-    for info in partition.parts:
-        fs.delete_file(info.path)
-    return False
-
-
-def _next_seq(fs: pafs.FileSystem, root: str, job_id: str, parts: list[pafs.FileInfo]) -> int:
-    """One more than the highest commit sequence number of the run (part names and commit records)."""
-    names = [i.base_name.removeprefix("part-") for i in parts]
-    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
-    names += [i.base_name for i in fs.get_file_info(pafs.FileSelector(commit_dir, allow_not_found=True))]
-    seqs = [int(m.group(1)) for n in names if (m := _SEQ.match(n))]
-    return max(seqs, default=0) + 1
-
-
-def _write_compacted(
-    fs: pafs.FileSystem,
-    table: str,
-    paths: list[str],
-    directory: str,
-    name_of: Callable[[int], str],
-    file_rows: int,
-    group_rows: int,
-    tick: Callable[[], None],
-    winners: dict[str, str] | None = None,
-    dropped: list[int] | None = None,
-) -> list[tuple[str, int]]:
-    """Stream ``paths`` into files of up to ``file_rows`` rows in row groups of ``group_rows``; [(name, rows)].
-
-    Memory holds about one row group: batches are buffered until a group is
-    full, and each group is written as one row group. ``tick`` runs after each
-    group (the old files of partitions swapped before are deleted once due).
-    """
-    schema = arrow_schema(table)
-    dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=fs)
-    scanner = dataset.scanner(batch_size=group_rows, batch_readahead=2, fragment_readahead=2)
-    written: list[tuple[str, int]] = []
-    writer: pq.ParquetWriter | None = None
-    sink: Any = None
-    in_file = 0
-
-    def close() -> None:
-        if writer is not None:
-            writer.close()
-            sink.close()
-
-    def next_group() -> int:
-        """Rows the next row group takes: a full group, or what the current file has room for."""
-        room = file_rows - in_file if writer is not None and in_file < file_rows else file_rows
-        return min(group_rows, room)
-
-    def write_group(group: pa.Table) -> None:
-        nonlocal writer, sink, in_file
-        if writer is None or in_file >= file_rows:
-            close()
-            name = name_of(len(written))
-            sink = fs.open_output_stream(f"{directory}/{name}")
-            writer = pq.ParquetWriter(sink, schema, compression="zstd")
-            written.append((name, 0))
-            in_file = 0
-        writer.write_table(group, row_group_size=group_rows)
-        in_file += group.num_rows
-        written[-1] = (written[-1][0], in_file)
-        tick()
-
-    pending: list[pa.RecordBatch] = []
-    pending_rows = 0
-    try:
-        for batch in _batches(fs, table, paths, scanner, winners, dropped):
-            pending.append(batch)
-            pending_rows += batch.num_rows
-            while pending_rows and pending_rows >= (size := next_group()):
-                buffered = pa.Table.from_batches(pending, schema=schema)
-                write_group(buffered.slice(0, size))
-                pending = buffered.slice(size).to_batches()
-                pending_rows -= size
-        if pending_rows:
-            write_group(pa.Table.from_batches(pending, schema=schema))
-    finally:
-        close()
-    return written
-
-
-def _record_commits(
-    fs: pafs.FileSystem, root: str, table: str, job_id: str, written: list[tuple[str, int]], sources: list[str]
-) -> None:
-    """Name the new files in the run's commit records (only for runs that keep them).
-
-    Each record also keeps when the run started (``started``, from the markers it is about to
-    replace), so ``list_jobs`` still orders the runs by their start once those are gone.
-    """
-    commit_dir = f"{root}/_commits/{PARTITION_KEY}={job_id}"
-    if fs.get_file_info(commit_dir).type != pafs.FileType.Directory:
-        return
-    started = run_started(fs, root, job_id)
-    for name, n in written:
-        stem = _commit_of(name)
-        record = {"seq": int(stem.split("-", 1)[0]), "files": {table: n}, "compacted_from": sources, "started": started}
-        with fs.open_output_stream(f"{commit_dir}/{stem}.json") as sink:
-            sink.write(json.dumps(record).encode())
-
-
-def _batches(
-    fs: pafs.FileSystem,
-    table: str,
-    paths: list[str],
-    scanner: ds.Scanner,
-    winners: dict[str, str] | None,
-    dropped: list[int] | None,
-) -> Iterator[pa.RecordBatch]:
-    """The partition's rows in batches; with ``winners``, file by file, without the rows of keys another
-    commit holds (their count added to ``dropped[0]``)."""
-    if not winners:
-        yield from scanner.to_batches()
-        return
-    schema = arrow_schema(table)
-    for path in paths:
-        commit = _commit_of(posixpath.basename(path))
-        for batch in ds.dataset(path, schema=schema, format="parquet", filesystem=fs).to_batches():
-            kept = keep_winners(table, commit, pa.Table.from_batches([batch], schema=schema), winners)
-            if dropped is not None:
-                dropped[0] += batch.num_rows - kept.num_rows
-            yield from kept.to_batches()
-
-
-def _drop_stale_markers(fs: pafs.FileSystem, partition: _Partition, is_stale: Callable[[dict[str, Any]], bool]) -> bool:
+def _drop_stale_markers(fs: pafs.FileSystem, partition: Partition, is_stale: Callable[[dict[str, Any]], bool]) -> bool:
     """Remove the ``.running`` markers whose writers are gone (and those writers' temporary files); whether any."""
     dropped = False
     for info in partition.listing:
@@ -580,11 +379,6 @@ def _winners(fs: pafs.FileSystem, root: str, job_id: str) -> dict[str, str] | No
     return job_winners(fs, root, job_id)
 
 
-def _commit_of(part_name: str) -> str:
-    """The commit a part file belongs to, as its marker is named: ``part-<seq>-<token>.parquet`` -> ``<seq>-<token>``."""
-    return part_name.removeprefix("part-").removesuffix(".parquet")
-
-
 def _drop_merged_markers(fs: pafs.FileSystem, root: str, job_id: str, commits: set[str]) -> None:
     """Delete the markers of ``commits`` (merged away) that no longer name a file in any table of the run.
 
@@ -604,75 +398,7 @@ def _drop_merged_markers(fs: pafs.FileSystem, root: str, job_id: str, commits: s
         for info in fs.get_file_info(
             pafs.FileSelector(f"{root}/{table}/{PARTITION_KEY}={job_id}", allow_not_found=True)
         ):
-            if _is_part(info):
-                gone.discard(_commit_of(info.base_name))
+            if is_part(info):
+                gone.discard(commit_of(info.base_name))
     for commit in sorted(gone):
         fs.delete_file(markers[commit])
-
-
-class _Retired:
-    """Staging folders holding the old files of swapped partitions, deleted ``grace`` seconds after the swap.
-
-    A folder that cannot be deleted is logged and left (``compact`` reports it as a leftover).
-    """
-
-    def __init__(self, fs: pafs.FileSystem, grace: float) -> None:
-        self._fs = fs
-        self._grace = grace
-        self._pending: deque[tuple[float, str]] = deque()  # (when swapped, staging folder), oldest first
-
-    def add(self, staging: str) -> None:
-        self._pending.append((time.monotonic(), staging))
-
-    def delete_expired(self) -> None:
-        while self._pending and time.monotonic() - self._pending[0][0] >= self._grace:
-            self._delete(self._pending.popleft()[1])
-
-    def delete_all(self) -> None:
-        """Wait out the newest swap's grace, then delete every folder left."""
-        if self._pending:
-            time.sleep(max(0.0, self._grace - (time.monotonic() - self._pending[-1][0])))
-        while self._pending:
-            self._delete(self._pending.popleft()[1])
-
-    def _delete(self, staging: str) -> None:
-        try:
-            self._fs.delete_dir(staging)
-        except OSError as exc:
-            logger.warning("could not delete %s (old files of a compacted partition): %s", staging, exc)
-
-
-def _exchange(a: str, b: str) -> bool:
-    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is not available."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    renameat2.restype = ctypes.c_int
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(err, os.strerror(err), a, None, b)
-
-
-def _swap_local(new_dir: str, partition: str, old_dir: str) -> None:
-    """Put ``new_dir`` where ``partition`` is; the old partition ends up at ``old_dir`` (in the staging folder)."""
-    if _exchange(new_dir, partition):
-        os.rename(new_dir, old_dir)  # the old files, named as in the fallback (a reader's open folder goes along)
-        return
-    os.rename(partition, old_dir)
-    try:
-        os.rename(new_dir, partition)
-    except OSError as exc:
-        try:
-            os.rename(old_dir, partition)
-        except OSError:
-            raise CompactError(
-                f"{partition} is missing: its files are in {old_dir}; move that folder back ({exc})"
-            ) from exc
-        raise

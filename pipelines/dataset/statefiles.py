@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipelines.dataset.store import is_running_marker, open_table
+from pipelines.dataset.markers import is_running_marker
+from pipelines.dataset.store import open_table
 from schemas.tables import FEEDS, PARTITION_KEY
 from schemas.vocab import FeedFormat
 

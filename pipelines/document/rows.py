@@ -68,7 +68,7 @@ class TableRows:
         for table in tables:
             rows = self.rows.pop(table, None)
             if rows:
-                check_rows(table, rows)  # what the dataset writer checks of the other rows (store.py)
+                check_rows(table, rows)  # what the dataset writer checks of the other rows (commits.py)
                 self.encoded[table] = encode_rows(table, rows)
 
 
