@@ -11,13 +11,17 @@ fix or a swap touches this package only. What scrapy-redis lacks is done here, e
 part described in its module's docstring:
 
 - ``store.py``: :class:`Frontier`, the job's state in Redis seen by one worker: the per-job keys,
-  leases, a page read again that is not its own duplicate, retried connections, the known limits;
-  and what the CLI asks of a frontier (:func:`frontier_jobs`, :func:`marker_is_stale`).
+  leases, a page read again that is not its own duplicate, retried connections, the known limits.
+- ``connection.py``: its connection (:class:`JobConnection`: the scripts registered once, every Redis
+  failure one :class:`FrontierError` line) and :class:`CountingRedis`, the client that counts round trips.
+- ``jobs.py``: what the CLI asks of a frontier without joining a job (:func:`frontier_jobs`,
+  :func:`marker_is_stale`).
 - ``scripts.py``: the Lua scripts, one atomic round trip for every change of the shared state.
 - ``scheduler.py``: :class:`FrontierScheduler` over scrapy-redis's queue and duplicate filter
   (:class:`FrontierQueue`, :class:`FrontierDupeFilter`): seeding first, pushes in batches.
 - ``worker.py``: :class:`FrontierWorker`, the extension: heartbeats, releases, exactly-once claims
   of committed rows, the end of the job.
+- ``releases.py``: :class:`ReleaseBook`, when the URLs of a worker's committed rows may be released.
 - ``codec.py``: requests as JSON (:class:`RequestCodec`), never pickle.
 - ``urls.py``: Redis URLs without their credentials (:func:`display_url`, :func:`shareable_url`).
 - ``state.py``: worker states, defaults, stats keys, errors, and the statuses, claims and pushes.
@@ -31,6 +35,8 @@ Every name other modules use is imported from here (``crawler.frontier.X``, also
 from __future__ import annotations
 
 from crawler.frontier.codec import RequestCodec
+from crawler.frontier.connection import CountingRedis
+from crawler.frontier.jobs import frontier_jobs, marker_is_stale
 from crawler.frontier.scheduler import FrontierDupeFilter, FrontierQueue, FrontierScheduler, lease_key
 from crawler.frontier.scripts import JOB_KEYS
 from crawler.frontier.state import (
@@ -66,7 +72,7 @@ from crawler.frontier.state import (
     Pushed,
     WorkerStatus,
 )
-from crawler.frontier.store import INPUT_WAIT, CountingRedis, Frontier, frontier_jobs, marker_is_stale
+from crawler.frontier.store import INPUT_WAIT, Frontier
 from crawler.frontier.urls import PASSWORD_ENV, display_url, has_password, shareable_url
 from crawler.frontier.worker import FrontierWorker
 

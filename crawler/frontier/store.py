@@ -1,6 +1,6 @@
 """The shared state of one job in Redis, seen by one worker: :class:`Frontier`, the one class that knows
-the keys and runs the scripts (:mod:`crawler.frontier.scripts`); the client that counts its round trips;
-and what the CLI asks of a frontier (:func:`frontier_jobs`, :func:`marker_is_stale`).
+the keys and what each script (:mod:`crawler.frontier.scripts`) means. Its connection, the scripts'
+registration and Redis's errors are :class:`~crawler.frontier.connection.JobConnection`'s.
 
 - **Per-job keys** ``feedcensus:<job>:`` + ``queue`` (a scrapy-redis priority zset),
   ``dupefilter`` (a set of Scrapy 2.19 request fingerprints), ``leases`` (hash: URL
@@ -66,72 +66,29 @@ import base64
 import itertools
 import json
 import os
-import secrets
 import socket
-import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import redis
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.retry import Retry
-
-from crawler.frontier.scripts import (
-    _CLAIM,
-    _CLAIM_NOT_DUE,
-    _FINISH,
-    _HEARTBEAT,
-    _LEASE,
-    _PAUSE_HOST,
-    _POP,
-    _PRELUDE,
-    _PUSH,
-    _RECLAIM,
-    _RELEASE,
-    _REQUEUE_DEAD,
-    _RESERVE_START,
-    _SNAPSHOT,
-    _TAKE_OVER,
-    _UNREGISTER,
-)
+from crawler.frontier.connection import CountingRedis, JobConnection
 from crawler.frontier.state import (
     BUSY,
     CLAIM_BATCH,
-    CONNECT_TIMEOUT,
     DEFAULT_KEY_TTL,
     DEFAULT_LEASE,
-    SOCKET_TIMEOUT,
     Claimed,
     FrontierError,
     FrontierStatus,
-    JobGone,
     Push,
     Pushed,
     WorkerStatus,
 )
-from crawler.frontier.urls import PASSWORD_ENV, _scrub, _secrets_of, display_url, has_password
 
 
-class CountingRedis(redis.Redis):
-    """redis-py's client, counting the commands it sends (the frontier sends no pipelines: one round trip each)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._count_lock = threading.Lock()
-        self.commands = 0
-
-    def execute_command(self, *args: Any, **options: Any) -> Any:
-        with self._count_lock:
-            self.commands += 1
-        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
-
-
-class Frontier:
+class Frontier(JobConnection):
     """The shared state of one job in Redis, seen by one worker (see the module's docstring)."""
 
     def __init__(
@@ -144,19 +101,7 @@ class Frontier:
         lease: float = DEFAULT_LEASE,
         key_ttl: int = DEFAULT_KEY_TTL,
     ) -> None:
-        if not job:
-            raise FrontierError("a distributed crawl needs a job id")
-        self.redis = client
-        self.url = url
-        self.display_url = display_url(url)
-        self.job = job
-        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self.lease_seconds = lease
-        self.key_ttl = key_ttl
-        self.prefix = f"feedcensus:{job}:"
-        self.started = time.time()
-        self._secrets = _secrets_of(url)
-        self._tokens = itertools.count(1)
+        super().__init__(client, url, job, worker, lease=lease, key_ttl=key_ttl)
         #: The token of this worker's dataset writer (its part files and ``.running`` markers carry it), kept
         #: with its heartbeat: whoever finds the worker dead removes what it left (:meth:`dead_writers`).
         self.writer_token: str | None = None
@@ -166,72 +111,6 @@ class Frontier:
         self.wait: float | None = None
         #: The hosts paused for the whole job, as of the last heartbeat: host -> (time.monotonic() it ends, why).
         self.paused: dict[str, tuple[float, str]] = {}
-        self._scripts = {
-            name: client.register_script(_PRELUDE + body)
-            for name, body in (
-                ("push", _PUSH),
-                ("pop", _POP),
-                ("lease", _LEASE),
-                ("release", _RELEASE),
-                ("heartbeat", _HEARTBEAT),
-                ("pause_host", _PAUSE_HOST),
-                ("reserve_start", _RESERVE_START),
-                ("requeue_dead", _REQUEUE_DEAD),
-                ("unregister", _UNREGISTER),
-                ("snapshot", _SNAPSHOT),
-                ("finish", _FINISH),
-                ("claim_not_due", _CLAIM_NOT_DUE),
-                ("claim", _CLAIM),
-                ("take_over", _TAKE_OVER),
-                ("reclaim", _RECLAIM),
-            )
-        }
-
-    @classmethod
-    def connect(
-        cls,
-        url: str,
-        job: str,
-        worker: str | None = None,
-        *,
-        lease: float = DEFAULT_LEASE,
-        key_ttl: int = DEFAULT_KEY_TTL,
-    ) -> Frontier:
-        """A frontier on the Redis at ``url`` (``redis://HOST:PORT/DB``), checked with a PING.
-
-        A URL without a password takes the one in ``FEEDCENSUS_REDIS_PASSWORD``, if set.
-        """
-        if not job:
-            raise FrontierError("a distributed crawl needs a job id")
-        env_password = os.environ.get(PASSWORD_ENV) or None
-        try:
-            client = CountingRedis.from_url(
-                url,
-                password=None if has_password(url) else env_password,
-                decode_responses=True,
-                socket_timeout=SOCKET_TIMEOUT,
-                socket_connect_timeout=CONNECT_TIMEOUT,
-                # A refused or reset connection is tried twice more (every script is safe to run again);
-                # a timeout is not (the reactor would wait that long again).
-                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2, (RedisConnectionError,)),
-            )
-        except (ValueError, RedisError) as exc:
-            raise FrontierError(_scrub(f"bad frontier URL {display_url(url)}: {exc}", _secrets_of(url))) from None
-        frontier = cls(client, url, job, worker, lease=lease, key_ttl=key_ttl)  # type: ignore[arg-type]
-        frontier._call("connect", client.ping)
-        return frontier
-
-    def key(self, name: str) -> str:
-        return self.prefix + name
-
-    @property
-    def commands(self) -> int:
-        """Redis commands sent so far (each one round trip)."""
-        return self.redis.commands
-
-    def close(self) -> None:
-        """Close the connections (the frontier's state stays in Redis)."""
-        self.redis.close()
 
     # --- workers --------------------------------------------------------------------------
 
@@ -464,12 +343,6 @@ class Frontier:
         run_id = str(self._call("read the server's run id", self.redis.info, "server").get("run_id") or "")
         self._call("write meta", self.redis.hset, self.key("meta"), "run_id", run_id)
 
-    def gone_error(self) -> JobGone:
-        return JobGone(
-            f"frontier {self.display_url} (job {self.job}): the job is gone from Redis (the server lost its data, "
-            "or the job's keys were deleted): what was queued and leased went with it"
-        )
-
     # --- requests -----------------------------------------------------------------------------
 
     def push(
@@ -573,18 +446,6 @@ class Frontier:
         """URL -> worker, every lease of the job."""
         return dict(self._call("read leases", self.redis.hgetall, self.key("leases")))
 
-    # --- plumbing -----------------------------------------------------------------------------
-
-    def _run(self, script: str, *args: str) -> Any:
-        return self._call(script.replace("_", " "), self._scripts[script], args=[self.prefix, *args])
-
-    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except RedisError as exc:
-            message = f"frontier {self.display_url} (job {self.job}): {what} failed: {type(exc).__name__}: {exc}"
-            raise FrontierError(_scrub(message, self._secrets)) from None
-
 
 #: Added to the score of the job's inputs: they wait behind every request found in a response.
 INPUT_WAIT: Final = 2**20
@@ -638,43 +499,3 @@ def _worker_status(wid: str, raw: str, now: float, leased: int, lease: float) ->
         leased=int(leased),
         live=age <= lease,
     )
-
-
-def marker_is_stale(info: Mapping[str, Any]) -> bool:
-    """Whether the ``.running`` marker of a distributed worker (its ``frontier``, ``job_id`` and ``worker``)
-    names a writer that is gone: the job is done or gone from Redis, or the worker is not a live one of it.
-    False when the marker names no frontier, or the frontier cannot be asked (then it is left alone)."""
-    url, job, worker = info.get("frontier"), info.get("job_id"), info.get("worker")
-    if not (isinstance(url, str) and isinstance(job, str) and isinstance(worker, str) and url and job):
-        return False
-    try:
-        frontier = Frontier.connect(url, job)
-    except FrontierError:
-        return False
-    try:
-        status = frontier.status()
-    except FrontierError:
-        return False
-    finally:
-        frontier.close()
-    return status.state != "running" or not any(w.id == worker and w.live for w in status.workers)
-
-
-def frontier_jobs(url: str) -> list[FrontierStatus]:
-    """The status of every job on the frontier at ``url``, by job id (``feedcensus status`` without ``--job``).
-
-    A job is found by its ``meta`` hash (``<prefix><job>:meta``: every job has one from its start until its
-    keys expire), scanned with SCAN, which does not hold the server up as KEYS would."""
-    probe = Frontier.connect(url, "-")
-    try:
-        head = probe.prefix.removesuffix("-:")
-
-        def scan() -> set[str]:
-            keys = probe.redis.scan_iter(match=f"{head}*:meta", count=1000)
-            return {key[len(head) : -len(":meta")] for key in keys if probe.redis.type(key) == "hash"}
-
-        jobs = sorted(job for job in probe._call("list the jobs", scan) if job)
-        found = [Frontier(probe.redis, url, job).status() for job in jobs]
-    finally:
-        probe.close()
-    return [status for status in found if status.exists]

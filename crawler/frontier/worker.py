@@ -1,5 +1,6 @@
 """This process as a worker of the job (:class:`FrontierWorker`, a Scrapy extension): its heartbeat, the
-release of the URLs it committed, the claims of its commits' rows, and the end of the job.
+release of the URLs it committed (when each may be released: :mod:`crawler.frontier.releases`), the claims
+of its commits' rows, and the end of the job.
 
 - **The end of the job.** scrapy-redis never closes a spider that has nothing to do.
   Here a worker is busy from the moment it joins (so a coordinator still queueing its
@@ -22,7 +23,6 @@ release of the URLs it committed, the claims of its commits' rows, and the end o
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from twisted.internet import task
 
 from crawler.extensions.dataset import ClaimRefused, Dataset
 from crawler.extensions.history import history_of
+from crawler.frontier.releases import ReleaseBook
 from crawler.frontier.state import (
     BUSY,
     CLOSED,
@@ -60,7 +61,6 @@ from crawler.frontier.urls import _one_line, shareable_url
 from pipelines.dataset import faults
 from pipelines.dataset.claims import commit_keys
 from pipelines.dataset.store import committed_claims
-from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
     from typing import Self
@@ -96,15 +96,8 @@ class FrontierWorker:
         #: The error that stopped the frontier, one line; None while it works.
         self.failed: str | None = None
         self.dataset: Dataset | None = None
-        self._lock = threading.Lock()
-        #: (commit seq, URLs) committed since the last heartbeat (appended on the writer thread), and before it.
-        self._fresh: list[tuple[int, list[str]]] = []
-        self._aliases: dict[str, list[str]] = {}  # a row's URL -> more URLs its commit releases
-        self._ready: list[tuple[int, list[str]]] = []
-        self._last_seq = 0  # the latest commit's
-        #: commit seq -> the URLs whose responses the scraper was still reading when that batch was taken
-        #: (their requests may not have reached the scheduler yet, so their ``duplicate`` rows are not in it)
-        self._busy_at: dict[int, frozenset[str]] = {}
+        #: The committed URLs whose leases wait to end (:class:`ReleaseBook`).
+        self.releases = ReleaseBook()
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
         #: True once the spider closed: the heartbeat loop only heartbeats until the worker leaves.
@@ -181,8 +174,7 @@ class FrontierWorker:
 
     def alias(self, url: str, urls: Iterable[str]) -> None:
         """When the row of ``url`` is committed, release ``urls`` too (a redirect chain dropped as a duplicate)."""
-        with self._lock:
-            self._aliases.setdefault(url, []).extend(urls)
+        self.releases.alias(url, urls)
 
     def claim_not_due(self, url: str, parent: str | None = None) -> bool:
         """Whether this worker records ``url`` as not due: the first of the job's workers to ask does
@@ -251,23 +243,9 @@ class FrontierWorker:
         self._loop.start(self.interval, now=False)
 
     def committed(self, batch: Batch) -> None:
-        """After a dataset commit (writer thread): its ``fetch_log`` rows' URLs are done.
-
-        Not the URL of a plain duplicate row (a page named a URL already requested): that request was
-        never queued nor leased, and the URL's lease, if this worker holds one, is the request being
-        fetched, which its own row releases. (A duplicate at the end of a redirect chain names the
-        chain's first URL, which this worker leased: that one is released.)"""
-        urls: list[str] = []
-        for row in batch.tables.get("fetch_log") or ():
-            url, final_url = row.get("url"), row.get("final_url")
-            if row.get("outcome") == Outcome.DUPLICATE and url == final_url:
-                continue
-            urls += [u for u in (url, final_url) if isinstance(u, str) and u]
-        with self._lock:
-            for url in list(urls):
-                urls += self._aliases.pop(url, ())
-            self._fresh.append((batch.seq, urls))
-            self._last_seq = max(self._last_seq, batch.seq)
+        """After a dataset commit (writer thread): its ``fetch_log`` rows' URLs are done
+        (:meth:`ReleaseBook.committed`)."""
+        self.releases.committed(batch)
 
     def before_take(self) -> None:
         """Before the dataset takes a batch (reactor thread): push the requests held back, so that the
@@ -276,8 +254,7 @@ class FrontierWorker:
             busy = self._responses_in_scraper()  # before the push: whatever is done now is pushed with it
             self.scheduler.push_pending()
             if self.dataset is not None:
-                with self._lock:
-                    self._busy_at[self.dataset.writer.next_seq] = busy
+                self.releases.taking(self.dataset.writer.next_seq, busy)
 
     def claim_rows(self, commit: str, batch: Batch) -> set[str]:
         """Claim the keys of a commit's rows (writer thread): the keys whose rows another commit holds.
@@ -527,32 +504,11 @@ class FrontierWorker:
             logger.warning("frontier: %d leases no committed row named were let go, e.g. %s", len(back), back[0])
 
     def _take_releasable(self, *, staged: bool) -> list[str]:
-        """The committed URLs whose leases may end now (after the requests held back were pushed).
-
-        A URL's release settles it (the queue skips it from then on), so every row its reading made must
-        be committed first: the ``duplicate`` rows of the requests its page made are written when those
-        are pushed, which may be after the page's own commit was taken (the page's row goes out before
-        the requests its links make). So a URL is released only once the scraper is done with its
-        response, and once a later commit is done that was taken after that (every request the response
-        made was pushed before that take), or once nothing is buffered nor in flight.
-        ``staged``: only the commits already seen at the previous heartbeat."""
+        """The committed URLs whose leases may end now (:meth:`ReleaseBook.take`). ``staged``: only the commits
+        already seen at the previous heartbeat."""
         dataset = self.dataset
         settled = dataset is None or (dataset.writer.pending == 0 and dataset.uncommitted_rows == 0)
-        busy_now = self._responses_in_scraper()
-        go: list[str] = []
-        with self._lock:
-            candidates = self._ready if staged else self._ready + self._fresh
-            wait: list[tuple[int, list[str]]] = []
-            for seq, urls in candidates:
-                later = [b for s, b in self._busy_at.items() if seq < s <= self._last_seq]
-                ok = [u for u in urls if u not in busy_now and (settled or any(u not in b for b in later))]
-                go += ok
-                if len(ok) < len(urls):
-                    wait.append((seq, [u for u in urls if u not in ok]))
-            self._ready, self._fresh = (wait + self._fresh, []) if staged else (wait, [])
-            oldest = min((seq for seq, _ in self._ready + self._fresh), default=self._last_seq)
-            self._busy_at = {s: b for s, b in self._busy_at.items() if s > oldest}
-        return go
+        return self.releases.take(staged=staged, settled=settled, busy_now=self._responses_in_scraper())
 
     def _responses_in_scraper(self) -> frozenset[str]:
         """The URLs of the responses Scrapy's scraper holds: their callbacks' output is not all out yet."""
