@@ -194,10 +194,10 @@ def _run_stages(only: list[str], quick: bool, blocks: dict[str, str], targets: T
 
 
 def _run_scaling(only: list[str], quick: bool, blocks: dict[str, str], targets: Targets) -> None:
-    import bench_crawl
+    import bench_cores
 
     print("== 9. scaling", file=sys.stderr, flush=True)
-    text = bench_crawl.scaling(2000 if quick else 10_000)
+    text = bench_cores.scaling(2000 if quick else 10_000)
     print(text)
     blocks["scaling"] = section_block("scaling", text, _stamp(quick))
 
