@@ -23,9 +23,10 @@ registration and Redis's errors are :class:`~crawler.frontier.connection.JobConn
   worker puts what it held back in the queue (:meth:`Frontier.requeue_dead`). A lease
   ends when a request standing for the URL is queued (a redirect target, a retry), or
   one heartbeat after the URL's ``fetch_log`` row is committed (its ``url`` or
-  ``final_url``; a redirect chain dropped as a duplicate is released with its row): by
-  then the requests its response made are queued, and once a later commit is done (or nothing waits to be
-  committed), so the ``duplicate`` rows those requests got are committed too. A row naming a URL the worker has taken
+  ``final_url``; a redirect chain dropped as a duplicate is released with its row), once Scrapy is done
+  with its response (every request its callback made is queued) and a commit taken after that is done (or
+  nothing waits to be committed), so the ``duplicate`` rows those requests got are committed too
+  (:class:`~crawler.frontier.releases.ReleaseBook`). A row naming a URL the worker has taken
   and not yet started (another page's duplicate of it) does not end that lease. Every time is the Redis server's
   clock, so machines need not agree on the time.
 - **A page read again is not its own duplicate.** A worker killed after it read a page and
