@@ -41,7 +41,7 @@ PARTS = {
     "FeedPipeline.process_item": ("pipelines/feed.py", "process_item"),
     "autodiscovery middleware": ("crawler/middlewares/autodiscovery.py", "process_spider_output_async"),
     "CensusSpider.parse": ("crawler/spiders/census.py", "parse"),
-    "ParquetPipeline.process_item": ("pipelines/writer.py", "process_item"),
+    "ParquetPipeline.process_item": ("crawler/extensions/dataset.py", "process_item"),
 }
 
 

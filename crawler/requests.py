@@ -105,3 +105,8 @@ class FollowsFeedLinks(Protocol):
     def follow(
         self, url: str, ctx: FetchContext, *, priority_bias: int = 0, conditional: bool = True
     ) -> Request | FetchRecord | NotDue: ...
+
+
+def response_headers(response: Response) -> dict[str, str]:
+    """A response's headers as plain text: names lower-cased, repeated headers joined with ', ' (RFC 9110 5.3)."""
+    return {k.decode("latin-1").lower(): b", ".join(v).decode("latin-1") for k, v in response.headers.items()}

@@ -116,7 +116,7 @@ ITEM_PIPELINES = {
     # Holds a feed's row until the page its channel links to says whether it advertises the feed.
     "pipelines.reflexive.ReflexivePipeline": 500,
     # Every row to Parquet, in batches, under temporary names renamed into place.
-    "pipelines.writer.ParquetPipeline": 900,
+    "pipelines.parquet.ParquetPipeline": 900,
 }
 # Scrapy default: True (2.19). An HTTP server that runs code inside the crawl process and writes job
 # files to disk; a census job needs neither, like the telnet console below. (The extension is also left
@@ -146,13 +146,13 @@ EXTENSIONS = {
     "crawler.extensions.throttle.CrawlDelay": 1,
     # The run's dataset: the one writer every row goes through, commits on a background thread,
     # and the resume state (what an interrupted run of the job already wrote). Built first.
-    "pipelines.writer.Dataset": 100,
+    "crawler.extensions.dataset.Dataset": 100,
     # What the earlier jobs of the dataset say about each feed (incremental crawls): validators, hints,
     # items already seen. Read when the spider opens.
-    "pipelines.history.History": 110,
+    "crawler.extensions.history.History": 110,
     # The document workers (FEEDCENSUS_WORKERS): processes that parse feeds and read pages for the pipeline
     # and the autodiscovery middleware, off the reactor thread.
-    "pipelines.workers.DocumentWorkers": 140,
+    "crawler.extensions.documentpool.DocumentWorkers": 140,
     # Progress lines / live progress and the end-of-crawl summary.
     "crawler.extensions.progress.Progress": 500,
     # With --resume: journals every scheduled request so a killed crawl can continue.
@@ -285,7 +285,7 @@ FEEDCENSUS_WARC_MAX_BYTES = 1_000_000_000
 # (crawler/handlers/warc.py).
 FEEDCENSUS_REPLAY: list[str] = []
 # Feed documents are parsed, tallied, checked and turned into rows, and HTML pages read for their feed
-# links, in up to this many worker processes (pipelines/document/pool.py, pipelines/workers.py),
+# links, in up to this many worker processes (pipelines/document/pool.py, crawler/extensions/documentpool.py),
 # started as the crawl needs them; "auto" (the default): the cores this process may use, minus one for
 # the reactor (none on one core). 0 keeps that work in the crawling process (for debugging, and what a
 # single core gets anyway).

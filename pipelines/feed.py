@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from crawler.extensions.dataset import Dataset
+from crawler.extensions.documentpool import document_workers
+from crawler.extensions.history import History, history_of
 from pipelines.dataset.schedule import Hints, Policy, next_due
 from pipelines.document.pool import Answer, Job, Lost, Parsed, content_digest, job_rows
 from pipelines.document.rows import Carried, Seen, TableRows, carried_rows, fetch_row, mark_novelty, warc_location
-from pipelines.history import History, history_of
-from pipelines.workers import document_workers
-from pipelines.writer import Dataset
 from schemas.items import FeedDocument, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Outcome
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from w3lib.url import canonicalize_url
 
+from crawler.extensions.dataset import Dataset, dataset_of
 from pipelines.document.rows import TableRows
 from pipelines.feed import not_due_rows
-from pipelines.writer import Dataset, dataset_of
 from schemas.items import FetchContext, FetchRecord, NotDue, PageLinks
 from schemas.vocab import FAILURE_OUTCOMES, Expect, Outcome, Via
 

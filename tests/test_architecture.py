@@ -36,15 +36,48 @@ LAYERS: dict[str, int] = {
     "crawler.extensions": 3,
     "crawler.settings": 3,
     "pipelines.feed": 3,
-    "pipelines.history": 3,
     "pipelines.reflexive": 3,
-    "pipelines.writer": 3,
-    "pipelines.workers": 3,
+    "pipelines.parquet": 3,
     "crawler.report": 4,
     "crawler.demo": 4,
     "crawler.cli": 5,
     "feedcensus": 5,
 }
+#: The rooms of the Scrapy layer (3), and the rooms each may import besides its own. The kit is what every
+#: component shares (outcomes, stats, fingerprints, setting checks, and the request builder with the
+#: Protocols through which the others know the spider); the services are the Scrapy extensions, every one
+#: in crawler/extensions/ but the frontier's worker, part of the one adapter over scrapy-redis. The
+#: components (downloading, middlewares, spider, item pipelines) use the kit and the services; only the
+#: middlewares also reach the download handlers they install. Nobody imports the spider.
+ROOMS: dict[str, str] = {
+    "crawler.outcomes": "kit",
+    "crawler.stats": "kit",
+    "crawler.fingerprint": "kit",
+    "crawler.settingchecks": "kit",
+    "crawler.requests": "kit",
+    "crawler.settings": "kit",
+    "crawler.extensions": "services",
+    "crawler.frontier": "services",
+    "crawler.downloader": "downloading",
+    "crawler.handlers": "downloading",
+    "crawler.middlewares": "middlewares",
+    "crawler.spiders": "spider",
+    "pipelines.feed": "item pipelines",
+    "pipelines.reflexive": "item pipelines",
+    "pipelines.parquet": "item pipelines",
+}
+MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    "kit": (),
+    "services": ("kit",),
+    "downloading": ("kit", "services"),
+    "middlewares": ("kit", "services", "downloading"),
+    "spider": ("kit", "services"),
+    "item pipelines": ("kit", "services"),
+}
+#: Where the Scrapy extensions live (the classes components find with ``crawler.get_extension``).
+EXTENSION_HOMES = ("crawler.extensions", "crawler.frontier")
+#: The dataset's hook lists: only crawler/extensions/dataset.py touches them; others call ``add_hook``.
+HOOK_LISTS = ("on_take", "before_commit", "after_commit", "before_close", "_hooks")
 #: Parts that must never import Scrapy or Twisted (the pure core, the report, the demo web).
 NO_SCRAPY = (
     "schemas",
@@ -104,8 +137,8 @@ def test_imports_run_downwards_only(name: str, path: Path) -> None:
         target = part_of(imported)
         if target is not None and LAYERS[target] > LAYERS[own]:
             upward.append(f"{imported} (layer {LAYERS[target]})")
-        if own.startswith("pipelines") and imported.split(".")[0] == "crawler":
-            upward.append(f"{imported} (pipelines never import crawler)")
+        if own in ("pipelines.document", "pipelines.dataset") and imported.split(".")[0] == "crawler":
+            upward.append(f"{imported} (the pure core never imports crawler)")
     assert upward == [], f"{name} (layer {LAYERS[own]}) imports upwards"
 
 
@@ -133,3 +166,98 @@ def test_every_setting_of_ours_is_in_the_readme_table() -> None:
     assert ours, "no settings found"
     missing = [name for name in ours if f"| `{name}` |" not in readme]
     assert missing == [], "add a row to the README's settings table"
+
+
+SCRAPY_LAYER = [(name, path) for name, path in MODULES if part_of(name) in ROOMS]
+
+
+@pytest.mark.parametrize(("name", "path"), SCRAPY_LAYER, ids=[name for name, _ in SCRAPY_LAYER])
+def test_rooms_of_the_scrapy_layer_import_only_what_they_may(name: str, path: Path) -> None:
+    own = part_of(name)
+    assert own is not None
+    room = ROOMS[own]
+    wrong = []
+    for imported in imports(path):
+        target = part_of(imported)
+        if target is None or target not in ROOMS or ROOMS[target] == room:
+            continue
+        if ROOMS[target] not in MAY_IMPORT[room]:
+            wrong.append(f"{imported} ({ROOMS[target]})")
+    assert wrong == [], f"{name} ({room}) may import only {', '.join(MAY_IMPORT[room]) or 'its own room'}"
+
+
+def test_every_room_has_its_rules() -> None:
+    assert set(ROOMS.values()) == set(MAY_IMPORT)
+    assert {part for part, layer in LAYERS.items() if layer == 3} == set(ROOMS), "put every layer-3 part in a room"
+
+
+def _imported_from(tree: ast.AST) -> dict[str, str]:
+    """name -> the module it was imported from, for every ``from M import name`` of a module."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                found[alias.asname or alias.name] = node.module
+    return found
+
+
+@pytest.mark.parametrize(("name", "path"), MODULES, ids=[name for name, _ in MODULES])
+def test_extensions_live_in_one_place(name: str, path: Path) -> None:
+    """Every class a component finds with ``crawler.get_extension(X)`` is defined under crawler/extensions/
+    (or is the frontier's worker)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    origin = _imported_from(tree)
+    elsewhere = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_extension":
+            arg = node.args[0] if node.args else None
+            if isinstance(arg, ast.Name):
+                home = origin.get(arg.id, name)  # a class of this module itself when not imported
+                if not any(home == h or home.startswith(h + ".") for h in EXTENSION_HOMES):
+                    elsewhere.append(f"{arg.id} (from {home})")
+    assert elsewhere == []
+
+
+def test_the_settings_list_extensions_from_their_one_place() -> None:
+    import crawler.settings as project
+
+    ours = [path for path in project.EXTENSIONS if not path.startswith("scrapy.")]
+    assert ours
+    assert [p for p in ours if not p.startswith(EXTENSION_HOMES)] == []
+    assert [p for p in project.ITEM_PIPELINES if not p.startswith("pipelines.")] == []
+
+
+@pytest.mark.parametrize(("name", "path"), MODULES, ids=[name for name, _ in MODULES])
+def test_only_the_dataset_touches_its_hook_lists(name: str, path: Path) -> None:
+    """Hooks are added with ``Dataset.add_hook`` under a role of ``HOOK_ROLES``, which fixes their order."""
+    if name == "crawler.extensions.dataset":
+        return
+    from crawler.extensions.dataset import HOOK_ROLES
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    touched = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in HOOK_LISTS]
+    assert touched == [], "use Dataset.add_hook(point, role, hook)"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_hook":
+            role = node.args[1] if len(node.args) > 1 else None
+            assert isinstance(role, ast.Constant) and role.value in HOOK_ROLES, ast.unparse(node)
+
+
+#: Who may hold the dataset's writer: rows go through the Dataset extension and nowhere else in a crawl.
+WRITER_HOLDERS = ("crawler.extensions.dataset",)
+
+
+@pytest.mark.parametrize(("name", "path"), SCRAPY_LAYER, ids=[name for name, _ in SCRAPY_LAYER])
+def test_one_way_to_write_rows(name: str, path: Path) -> None:
+    if name in WRITER_HOLDERS:
+        return
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    writers = [
+        f"{n.module}.{a.name}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "pipelines.dataset.store"
+        for a in n.names
+        if a.name == "DatasetWriter"
+    ]
+    assert writers == [], "write rows through crawler.extensions.dataset.Dataset"
+    assert "pyarrow.parquet" not in imports(path), "write rows through crawler.extensions.dataset.Dataset"

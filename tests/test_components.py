@@ -24,6 +24,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
+from crawler.extensions.dataset import HOOK_ROLES, Dataset, DatasetError, dataset_of
 from crawler.extensions.gc_threshold import GcThreshold
 from crawler.extensions.interpreter import _HELD
 from crawler.extensions.resume import JOURNAL_FILE, CrawlJournal, ResumeDupeFilter, read_journal
@@ -36,8 +37,8 @@ from crawler.outcomes import RefusedRequest
 from crawler.requests import context_of, make_request
 from crawler.spiders.census import CensusSpider
 from crawler.stats import CensusStats
+from pipelines.parquet import ParquetPipeline
 from pipelines.reflexive import ReflexivePipeline
-from pipelines.writer import Dataset, DatasetError, ParquetPipeline, dataset_of
 from schemas.items import FetchContext, FetchRecord, PageLinks
 from schemas.vocab import Expect, Outcome, Via
 
@@ -79,6 +80,23 @@ def test_the_dataset_is_one_extension_found_by_every_component(tmp_path: Path) -
     assert ParquetPipeline.from_crawler(crawler).dataset is dataset
     assert RobotsLogMiddleware.from_crawler(crawler).dataset is dataset
     assert ReflexivePipeline.from_crawler(crawler).dataset is dataset
+
+
+def test_dataset_hooks_run_in_the_declared_order_of_their_roles(tmp_path: Path) -> None:
+    """The order of HOOK_ROLES, not the order the extensions were built in, is the order hooks run in."""
+    dataset = crawler_for(tmp_path).get_extension(Dataset)
+    assert dataset is not None
+    ran: list[str] = []
+    for role in reversed(HOOK_ROLES):  # added last role first
+        dataset.add_hook("on_take", role, lambda role=role: ran.append(role))
+    dataset.add_hook("on_take", "journal", lambda: ran.append("journal again"))
+    for hook in dataset.hooks("on_take"):
+        hook()
+    assert ran == ["journal", "journal again", *HOOK_ROLES[1:]]
+    with pytest.raises(ValueError, match="no dataset hook role 'progress'"):
+        dataset.add_hook("on_take", "progress", lambda: None)
+    with pytest.raises(ValueError, match="no dataset hook point"):
+        dataset.add_hook("on_open", "journal", lambda: None)  # type: ignore[arg-type]
 
 
 def test_an_output_that_cannot_be_written_is_refused_before_the_crawl(tmp_path: Path) -> None:

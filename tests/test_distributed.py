@@ -233,6 +233,22 @@ def test_status_shows_the_job(redis: RedisServer, demo_server: Any, tmp_path: Pa
     assert missing.stderr.strip().splitlines() == [f"feedcensus status: no job 'nope' on the frontier {redis.url}"]
 
 
+def test_a_worker_joining_a_finished_job_says_so_and_writes_nothing(
+    redis: RedisServer, demo_server: Any, tmp_path: Path
+) -> None:
+    seeds = demo_seeds_file(tmp_path, demo_server)
+    out = tmp_path / "out"
+    proc = run_cli("crawl", "--seeds", str(seeds), "--out", str(out), "--job-id", "f", "--frontier", redis.url, *QUICK)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    files = sorted(p.relative_to(out) for p in out.rglob("*"))
+    late = run_cli("worker", "--frontier", redis.url, "--job", "f", "--out", str(out), *QUICK)
+    assert late.returncode == 0, late.stderr[-3000:]
+    assert late.stderr.strip().splitlines() == [
+        f"feedcensus worker: job f on {redis.url} is finished: nothing to do (start a new job for a new crawl)"
+    ]
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == files  # no row, no marker
+
+
 def test_an_unreachable_frontier_is_one_line_and_exit_2(tmp_path: Path) -> None:
     args = ("crawl", "--url", "http://127.0.0.1:9/feed.xml", "--out", str(tmp_path / "o"), "--frontier")
     proc = run_cli(*args, "redis://127.0.0.1:9/0", env={"FEEDCENSUS_REDIS_PASSWORD": "secret"})

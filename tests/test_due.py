@@ -22,9 +22,8 @@ from crawler import settings
 from crawler.report.due import DueError, due_feeds, iso, parse_time, schedule, summary
 from pipelines.dataset.commits import DatasetWriter
 from pipelines.dataset.schedule import Policy
-from pipelines.dataset.state import StateIndex
+from pipelines.dataset.state import StateIndex, hints_of
 from pipelines.dataset.store import list_jobs
-from pipelines.history import hints_of
 from tests.conftest import REPO, assert_usage_error
 from tests.conftest import feed_row as feed
 

@@ -25,6 +25,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 import crawler.frontier as frontier_module
+from crawler.extensions.history import history_of
 from crawler.frontier import (
     BUSY,
     IDLE,
@@ -41,7 +42,6 @@ from crawler.frontier import (
 from crawler.requests import archive_record_request, make_request
 from crawler.spiders.census import CensusSpider
 from pipelines.dataset.commits import Batch
-from pipelines.history import history_of
 from schemas.items import FetchContext
 from schemas.vocab import Expect, Via
 from tests.redisserver import RedisServer, redis_server
@@ -975,11 +975,15 @@ def test_the_frontier_setting_alone_makes_a_distributed_crawl(tmp_path: Path, re
     assert "crawler.frontier.FrontierWorker" not in alone.settings.getwithbase("EXTENSIONS")
     # CrawlerProcess.crawl(crawler) copies the process's settings onto the crawler (the CLI's way):
     # the extension survives that
-    project = Settings({"FEEDCENSUS_FRONTIER": redis_server.url, "EXTENSIONS": {"pipelines.writer.Dataset": 100}})
+    project = Settings(
+        {"FEEDCENSUS_FRONTIER": redis_server.url, "EXTENSIONS": {"crawler.extensions.dataset.Dataset": 100}}
+    )
     made = project.copy()
     CensusSpider.update_settings(made)
     made.update(project)
-    assert {"crawler.frontier.FrontierWorker", "pipelines.writer.Dataset"} <= set(made.getwithbase("EXTENSIONS"))
+    assert {"crawler.frontier.FrontierWorker", "crawler.extensions.dataset.Dataset"} <= set(
+        made.getwithbase("EXTENSIONS")
+    )
     own = Settings({"FEEDCENSUS_FRONTIER": redis_server.url})
     own.set("SCHEDULER", "my.Scheduler", priority="cmdline")  # a scheduler given on the command line stays
     CensusSpider.update_settings(own)

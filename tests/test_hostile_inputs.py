@@ -64,7 +64,7 @@ def test_a_job_id_that_is_no_folder_name_is_one_line_and_exit_2(tmp_path: Path, 
 
 
 def test_job_ids_the_writer_takes() -> None:
-    from pipelines.writer import default_job_id, job_id_problem
+    from pipelines.dataset.jobids import default_job_id, job_id_problem
 
     # Ids older versions took stay usable (a job is resumed or joined by its id) unless they were unsafe.
     for ok in (default_job_id(), "census-4", "r", "2026.11_run-2", "run 1", "2024-01-01T00:00:00Z", "jöb", "A" * 200):

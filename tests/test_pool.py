@@ -185,7 +185,7 @@ def test_a_worker_builds_arrow_batches_without_importing_pandas_or_numpy() -> No
 
 
 def test_a_worker_launched_before_the_event_loop_runs_is_the_one_that_answers() -> None:
-    """The crawl starts its first worker's process as the crawler is made (pipelines/workers.py), before
+    """The crawl starts its first worker's process as the crawler is made (crawler/extensions/documentpool.py), before
     its event loop runs; the pool takes that process when it starts, and starts no other."""
     pool = DocumentPool(1, timeout=30)
     pool.launch()
@@ -614,7 +614,7 @@ def test_what_crosses_the_pool_pickles_as_its_fields_and_comes_back_equal() -> N
             extra: int = 0
 
 
-#: The crawl's extension (pipelines/workers.py) as Scrapy builds it, with the asyncio reactor installed
+#: The crawl's extension (crawler/extensions/documentpool.py) as Scrapy builds it, with the asyncio reactor installed
 #: and never opening a spider (a crawl that failed before it opened); then the reactor stops.
 _EXTENSION_WITHOUT_A_CRAWL = """
 import json
@@ -622,7 +622,7 @@ from scrapy.utils.reactor import install_reactor
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 from scrapy.utils.test import get_crawler
 from twisted.internet import reactor
-from pipelines.workers import DocumentWorkers
+from crawler.extensions.documentpool import DocumentWorkers
 
 crawler = get_crawler(settings_dict={"FEEDCENSUS_WORKERS": 1})
 extension = DocumentWorkers.from_crawler(crawler)

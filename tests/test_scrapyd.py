@@ -250,7 +250,7 @@ def test_deploy_and_three_scheduled_runs(scrapyd: Scrapyd, tmp_path: Path) -> No
     with zipfile.ZipFile(egg) as zf:
         names = set(zf.namelist())
         entry_points = zf.read("EGG-INFO/entry_points.txt").decode()
-    assert {"crawler/spiders/census.py", "pipelines/writer.py", "schemas/tables.py"} <= names
+    assert {"crawler/spiders/census.py", "crawler/extensions/dataset.py", "schemas/tables.py"} <= names
     assert "crawler/demo/web/seeds.txt" in names and not any(n.startswith("tests/") for n in names)
     assert "[scrapy]\nsettings = crawler.settings" in entry_points
 

@@ -185,7 +185,7 @@ def resume_args(args: argparse.Namespace) -> dict[str, Any] | None:
     """With --resume: a new folder gets this run's state (returned, written once the inputs are checked);
     an existing one fixes the job, output, inputs and options, and explicit ones must agree with it."""
     from crawler.extensions.resume import ResumeError, read_state
-    from pipelines.writer import default_job_id
+    from pipelines.dataset.jobids import default_job_id
 
     try:
         state = read_state(args.resume)
@@ -316,8 +316,8 @@ def run_crawl(
 
 
 def crawl_failure(exc: BaseException, errors: EngineErrors | None) -> Exception:
+    from crawler.extensions.dataset import DatasetError
     from crawler.middlewares.netsafety import NetworkGuardError
-    from pipelines.writer import DatasetError
 
     if isinstance(exc, DatasetError | NetworkGuardError):
         return fail(str(exc))
@@ -327,7 +327,7 @@ def crawl_failure(exc: BaseException, errors: EngineErrors | None) -> Exception:
 
 
 def crawl_result(crawler: Any, errors: EngineErrors | None, elapsed: float) -> CrawlResult:
-    from pipelines.writer import Dataset
+    from crawler.extensions.dataset import Dataset
 
     dataset = crawler.get_extension(Dataset)
     forced = dataset is not None and not dataset.closed
@@ -443,7 +443,7 @@ def exit_status(
     if stats.get("feedcensus/dataset_error"):
         lost = stats.get("feedcensus/rows_lost", 0)
         return EXIT_DATASET, f"{stats['feedcensus/dataset_error']}; {lost} rows were not written"
-    if stats.get("feedcensus/history_error"):  # pipelines/history.py: the earlier jobs could not be read
+    if stats.get("feedcensus/history_error"):  # crawler/extensions/history.py: the earlier jobs could not be read
         return EXIT_USAGE, f"{stats['feedcensus/history_error']}; the crawl stopped before it began"
     if stats.get("feedcensus/warc_error"):
         return EXIT_DATASET, f"{stats['feedcensus/warc_error']}; the crawl stopped there"

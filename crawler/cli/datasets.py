@@ -98,7 +98,7 @@ def cmd_due(args: argparse.Namespace) -> int:
     from crawler import settings
     from crawler.report.due import DueError, due_feeds, parse_time, to_lines
     from pipelines.dataset.schedule import Policy
-    from pipelines.history import hints_of
+    from pipelines.dataset.state import hints_of
     from schemas.tables import SchemaVersionError
 
     policy = Policy(

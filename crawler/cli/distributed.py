@@ -32,6 +32,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if gone:
         print(f"feedcensus worker: {gone}", file=sys.stderr)
         return EXIT_FRONTIER
+    if (over := job_finished(args.frontier, args.job_id)) is not None:
+        # A scheduled worker started after its job ended: nothing to do, and nothing written into the
+        # finished job's dataset (not even this worker's row), which may be compacted already.
+        print(f"feedcensus worker: {over}", file=sys.stderr)
+        return 0
     args.seeds, args.opml, args.url, args.resume = [], [], [], None
     check_frontier(args.frontier, args.job_id)
     settings = crawl_settings(args, settings)
@@ -74,6 +79,23 @@ def check_job(url: str, job: str, wait: float, out: str | None = None) -> str | 
     except FrontierError as exc:
         raise fail(str(exc)) from None
     return None
+
+
+def job_finished(url: str, job: str) -> str | None:
+    """The line to print when ``job`` is finished (its last worker marked it done), else None."""
+    from crawler.frontier import Frontier, FrontierError
+
+    try:
+        frontier = Frontier.connect(url, job)
+        try:
+            status = frontier.status()
+        finally:
+            frontier.close()
+    except FrontierError as exc:
+        raise fail(str(exc)) from None
+    if status.state != "done":
+        return None
+    return f"job {job} on {status.display_url} is finished: nothing to do (start a new job for a new crawl)"
 
 
 def _has_rows(out: str, job: str) -> bool:

@@ -58,7 +58,7 @@ def crawl_settings(args: argparse.Namespace, settings: Any = None) -> Any:
     """The project settings with the command line's: flags, ``--log-level``, ``-s`` (checked)."""
     settings = settings if settings is not None else project_settings()
     settings.set("FEEDCENSUS_OUT", args.out, priority="cmdline")
-    from pipelines.writer import default_job_id
+    from pipelines.dataset.jobids import default_job_id
 
     # Named here, not when the writer opens, so the summary and a resume state can say it.
     settings.set("FEEDCENSUS_JOB_ID", args.job_id or default_job_id(), priority="cmdline")
@@ -164,7 +164,7 @@ def checked_settings(args: argparse.Namespace) -> Any:
 
 def check_job_id(job: str | None) -> None:
     """Refuse (exit 2) a job id that cannot name the job's folders; None: the default, its start time."""
-    from pipelines.writer import job_id_problem
+    from pipelines.dataset.jobids import job_id_problem
 
     if job is not None and (problem := job_id_problem(job)) is not None:
         raise fail(f"job id {job[:120]!r}: {problem}")

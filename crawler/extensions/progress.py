@@ -302,7 +302,7 @@ class Progress:
             self.line.end()
 
     def engine_stopped(self) -> None:
-        from pipelines.writer import dataset_of
+        from crawler.extensions.dataset import dataset_of
 
         ds = dataset_of(self.crawler)
         for line in summary_lines(self.crawler.stats.get_stats(), ds.out, ds.job_id):

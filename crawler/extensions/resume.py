@@ -13,7 +13,7 @@ it. feedcensus keeps its own state in the ``--resume`` folder instead:
 
 The dataset is the record of what is done: a URL with a committed
 ``fetch_log`` row is done. On resume the dataset extension
-(``pipelines.writer.Dataset``) first deletes files of an unfinished commit and
+(``crawler.extensions.dataset.Dataset``) first deletes files of an unfinished commit and
 reads the done URLs; then the inputs and every journal entry are requested
 again, and the duplicate filter drops those the dataset says are written,
 without a new row. Because the journal is synced before each
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-    from pipelines.writer import Dataset
+    from crawler.extensions.dataset import Dataset
 
 STATE_FILE = "state.json"
 JOURNAL_FILE = "journal.jsonl"
@@ -143,7 +143,7 @@ class ResumeDupeFilter(RFPDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        from pipelines.writer import Dataset
+        from crawler.extensions.dataset import Dataset
 
         return cls(
             None,
@@ -185,11 +185,11 @@ class CrawlJournal:
 
     def spider_opened(self) -> None:
         """Keep the journal ahead of the data: flushed when the dataset takes a batch, fsynced before it is written."""
-        from pipelines.writer import dataset_of
+        from crawler.extensions.dataset import dataset_of
 
         dataset = dataset_of(self.crawler)
-        dataset.on_take.insert(0, self.flush)
-        dataset.before_commit.insert(0, self.fsync)
+        dataset.add_hook("on_take", "journal", self.flush)
+        dataset.add_hook("before_commit", "journal", self.fsync)
 
     def request_scheduled(self, request: Request) -> None:
         meta = request.meta

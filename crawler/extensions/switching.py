@@ -1,7 +1,7 @@
 """How often the crawl process's threads may take the interpreter from one another (``FEEDCENSUS_SWITCH_INTERVAL``).
 
 The reactor thread shares the interpreter lock with helper threads: the dataset's commit thread
-(pipelines/writer.py), and Scrapy's and Twisted's own (DNS lookups). Every time the reactor makes a
+(crawler/extensions/dataset.py), and Scrapy's and Twisted's own (DNS lookups). Every time the reactor makes a
 system call (a socket read or write, a poll) it lets go of the lock; when a helper took it meanwhile
 and runs Python code (turning rows into Arrow), the reactor gets it back only when the helper blocks
 or when the switch interval has passed: 5 ms by default, a long time for a thread that makes a few

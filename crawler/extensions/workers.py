@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from pipelines.writer import dataset_of
+from crawler.extensions.dataset import dataset_of
 from schemas.vocab import FAILURE_OUTCOMES
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class WorkerRecord:
 
     def _spider_opened(self) -> None:
         self.started = datetime.now(UTC)
-        dataset_of(self.crawler).before_close.append(self._write)
+        dataset_of(self.crawler).add_hook("before_close", "workers_row", self._write)
 
     def _write(self) -> None:
         stats = self.crawler.stats.get_stats() if self.crawler.stats else {}

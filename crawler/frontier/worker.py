@@ -32,6 +32,8 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import task
 
+from crawler.extensions.dataset import ClaimRefused, Dataset
+from crawler.extensions.history import history_of
 from crawler.frontier.state import (
     BUSY,
     CLOSED,
@@ -58,8 +60,6 @@ from crawler.frontier.urls import _one_line, shareable_url
 from pipelines.dataset import faults
 from pipelines.dataset.claims import commit_keys
 from pipelines.dataset.store import committed_claims
-from pipelines.history import history_of
-from pipelines.writer import ClaimRefused, Dataset
 from schemas.vocab import Outcome
 
 if TYPE_CHECKING:
@@ -107,6 +107,8 @@ class FrontierWorker:
         self._busy_at: dict[int, frozenset[str]] = {}
         self._loop: task.LoopingCall | None = None
         self._warned_dead = False
+        #: True once the spider closed: the heartbeat loop only heartbeats until the worker leaves.
+        self.closing = False
         #: True while this process queues its inputs: it takes no request until they are all in.
         self.seeding = False
         #: The crawl's scheduler (set when it opens). Before this worker releases leases, says it is idle or
@@ -224,8 +226,8 @@ class FrontierWorker:
         assert self.frontier is not None
         self.dataset = self.crawler.get_extension(Dataset)
         if self.dataset is not None:
-            self.dataset.after_commit.append(self.committed)
-            self.dataset.on_take.append(self.before_take)
+            self.dataset.add_hook("after_commit", "frontier", self.committed)
+            self.dataset.add_hook("on_take", "frontier", self.before_take)
             self.dataset.claim = self.claim_rows
             self.frontier.writer_token = self.dataset.writer.token
             self.dataset.writer.marker_info = {
@@ -370,6 +372,9 @@ class FrontierWorker:
         if self.frontier is None or self.failed is not None:
             return
         try:
+            if self.closing:  # the spider closed: this worker only says it is alive until it leaves
+                self._heartbeat(self.state)
+                return
             self._release(staged=True)
             self._heartbeat(self.state)
             self._requeue_dead()
@@ -420,9 +425,12 @@ class FrontierWorker:
         return status.quiet
 
     async def spider_closed(self, reason: str) -> None:
+        # Heartbeats go on while the dataset's last commit runs (it may take longer than the lease): a worker
+        # taken for dead then would have its markers removed by another, and write new ones after that.
+        self.closing = True
+        settled = await self._dataset_settled()
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        settled = await self._dataset_settled()
         if self.frontier is None:
             return
         try:

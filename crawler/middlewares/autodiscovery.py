@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.extensions.documentpool import document_workers
 from crawler.fetch.discovery import PageRead, PageTask
 from crawler.fetch.guess import guess_feed_urls
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
-from crawler.requests import FollowsFeedLinks, context_of, first_url
-from crawler.spiders.census import response_headers
+from crawler.requests import FollowsFeedLinks, context_of, first_url, response_headers
 from pipelines.document.pool import Lost
-from pipelines.workers import document_workers
 from schemas.items import WAITED_META_KEY, FeedDocument, FeedLink, FetchRecord, PageLinks
 from schemas.vocab import Expect, Via
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
+from crawler.extensions.dataset import Dataset, dataset_of
 from crawler.outcomes import classify_exception
-from crawler.requests import first_url, has_context
-from crawler.spiders.census import response_headers
-from pipelines.writer import Dataset, dataset_of
+from crawler.requests import first_url, has_context, response_headers
 from schemas.items import FetchRecord, logged_headers
 from schemas.vocab import Outcome, Via
 

@@ -6,8 +6,7 @@ them into a time, the hint that decided it and the reason, under a
 :class:`~pipelines.dataset.schedule.Policy`, exactly as the next crawl would decide.
 
 The caller passes the function that reads a feed's hints off its state
-(``pipelines.history.hints_of``, which lives beside the crawl's Scrapy extension):
-this module stays free of Scrapy.
+(``pipelines.dataset.state.hints_of``).
 """
 
 from __future__ import annotations

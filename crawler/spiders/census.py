@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider, signals
 
 from crawler.extensions.archive import ArchiveLocations, archive_locations, warc_columns
+from crawler.extensions.dataset import Dataset, dataset_of
+from crawler.extensions.history import history_of
 from crawler.extensions.resume import CrawlJournal
 from crawler.fetch.inputs import Inputs, one_line, read_inputs, seed_warnings
 from crawler.fetch.opml import OpmlDocument, parse_opml
 from crawler.fetch.urls import check_url, not_a_url
 from crawler.outcomes import classify_failure
-from crawler.requests import context_of, first_url, make_request
+from crawler.requests import context_of, first_url, make_request, response_headers
 from pipelines.document.sniff import Sniffed, sniff
-from pipelines.history import history_of
-from pipelines.writer import Dataset, dataset_of
 from schemas.items import WAITED_META_KEY, FeedDocument, FetchContext, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Expect, Outcome, Via
 
@@ -65,11 +65,6 @@ def header_text(response: Response, name: bytes) -> str | None:
     """A response header as text (latin-1, as HTTP is), None when absent or empty."""
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None
-
-
-def response_headers(response: Response) -> dict[str, str]:
-    """A response's headers as plain text: names lower-cased, repeated headers joined with ', ' (RFC 9110 5.3)."""
-    return {k.decode("latin-1").lower(): b", ".join(v).decode("latin-1") for k, v in response.headers.items()}
 
 
 class CensusSpider(Spider):

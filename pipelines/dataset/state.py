@@ -57,7 +57,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from pipelines.dataset.schedule import DEFAULT_WINDOW, items_per_week
+from pipelines.dataset.schedule import DEFAULT_WINDOW, Hints, items_per_week
 from pipelines.dataset.store import list_jobs, resolve_root
 
 if TYPE_CHECKING:
@@ -335,3 +335,30 @@ def _state(
         retry_at=retry_at,
         row=row,
     )
+
+
+def hints_of(state: FeedState) -> Hints:
+    """The scheduling hints a feed's state carries."""
+    return Hints(
+        fetched_at=state.fetched_at,
+        ttl=state.ttl,
+        skip_hours=state.skip_hours,
+        skip_days=state.skip_days,
+        update_period=state.update_period,
+        update_frequency=state.update_frequency,
+        cache_control=state.cache_control,
+        expires=state.expires,
+        retry_after=state.retry_after,
+        retry_at=state.retry_at,
+        items_per_week=state.items_per_week,
+    )
+
+
+def conditional_headers(state: FeedState) -> dict[str, str]:
+    """The validators of a feed's last fetch, as request headers (RFC 9110 section 13.1)."""
+    headers = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    return headers

@@ -27,9 +27,9 @@ import pyarrow as pa
 from scrapy import signals
 from scrapy.utils.defer import deferred_from_coro
 
+from crawler.extensions.dataset import dataset_of
 from pipelines.dataset.schedule import Due, Hints, Policy, next_due
-from pipelines.dataset.state import FeedState, SeenItem, StateIndex
-from pipelines.writer import dataset_of
+from pipelines.dataset.state import FeedState, SeenItem, StateIndex, conditional_headers, hints_of
 from schemas.items import FetchContext, FetchRecord, NotDue
 from schemas.vocab import Outcome
 
@@ -45,33 +45,6 @@ logger = logging.getLogger(__name__)
 #: the spider's close reason.
 STAT_ERROR = "feedcensus/history_error"
 HISTORY_ERROR = "history_error"
-
-
-def hints_of(state: FeedState) -> Hints:
-    """The scheduling hints a feed's state carries."""
-    return Hints(
-        fetched_at=state.fetched_at,
-        ttl=state.ttl,
-        skip_hours=state.skip_hours,
-        skip_days=state.skip_days,
-        update_period=state.update_period,
-        update_frequency=state.update_frequency,
-        cache_control=state.cache_control,
-        expires=state.expires,
-        retry_after=state.retry_after,
-        retry_at=state.retry_at,
-        items_per_week=state.items_per_week,
-    )
-
-
-def conditional_headers(state: FeedState) -> dict[str, str]:
-    """The validators of a feed's last fetch, as request headers (RFC 9110 section 13.1)."""
-    headers = {}
-    if state.etag:
-        headers["If-None-Match"] = state.etag
-    if state.last_modified:
-        headers["If-Modified-Since"] = state.last_modified
-    return headers
 
 
 class History:

@@ -1,4 +1,4 @@
-"""The run's dataset, one way in: the ``Dataset`` extension and the Parquet pipeline.
+"""The run's dataset, one way in: the ``Dataset`` extension.
 
 ``Dataset`` is a Scrapy extension (built by ``from_crawler``, like Scrapy's
 ``FeedExporter``) that holds the run's one :class:`DatasetWriter`. Every other
@@ -27,21 +27,21 @@ A crawl forced to stop (a second Ctrl-C stops the reactor before
 ends, the writer thread stops, and the stats say what was committed; rows not
 committed by then are not written (a resumed job fetches them again).
 
-Hooks keep the resume journal ahead of the data: ``on_take`` runs on the
-reactor thread when a batch is taken (the journal flushes its buffer),
-``before_commit`` on the writer thread before the batch's files are written
-(the journal fsyncs). So every committed page's discoveries are journaled.
+Other extensions hook into the commits through :meth:`Dataset.add_hook`, each
+under a role whose place in :data:`HOOK_ROLES` fixes the order the hooks run in.
+The resume journal comes first: ``on_take`` runs on the reactor thread when a
+batch is taken (the journal flushes its buffer), ``before_commit`` on the
+writer thread before the batch's files are written (the journal fsyncs). So
+every committed page's discoveries are journaled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from scrapy import Request, signals
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
@@ -49,10 +49,10 @@ from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
 
 from pipelines.dataset.commits import Batch, DatasetWriter
+from pipelines.dataset.jobids import default_job_id, job_id_problem
 from pipelines.dataset.store import committed_urls
-from pipelines.document.rows import TableRows, fetch_row, link_rows, page_rows
-from schemas.items import FetchRecord, PageLinks, context_from_meta
-from schemas.vocab import Outcome, Via
+from pipelines.document.rows import TableRows, fetch_row
+from schemas.items import FetchRecord
 
 if TYPE_CHECKING:
     from typing import Self
@@ -69,30 +69,6 @@ COMMIT_TRIES = 3
 DATASET_ERROR = "dataset_error"
 
 
-def default_job_id(now: datetime | None = None) -> str:
-    """The UTC start time, sortable and safe in a path: 20261122T001500Z."""
-    return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-
-
-#: The longest job id, in UTF-8 bytes: ``job_id=<id>`` is a folder name, which most file systems cap at 255.
-JOB_ID_MAX_BYTES = 200
-#: What a job id must not hold: a path separator (it would write outside the table), ``%`` (pyarrow's
-#: hive partitioning decodes it: the id would not read back as written), control characters.
-_JOB_ID_FORBIDDEN = re.compile(r"[/\\%\x00-\x1f\x7f]")
-
-
-def job_id_problem(job_id: str) -> str | None:
-    """Why ``job_id`` cannot name a job (None when it can): it names the job's folder in every table
-    (``job_id=<id>``). Ids older versions wrote stay usable unless they were unsafe this way."""
-    if not job_id:
-        return "a job id cannot be empty"
-    if (size := len(job_id.encode("utf-8", "surrogatepass"))) > JOB_ID_MAX_BYTES:
-        return f"a job id has at most {JOB_ID_MAX_BYTES} bytes, not {size}"
-    if job_id.startswith(".") or _JOB_ID_FORBIDDEN.search(job_id):
-        return "a job id names a folder: no '/', '\\', '%' or control characters, and no '.' first"
-    return None
-
-
 class DatasetError(Exception):
     """The dataset cannot be written."""
 
@@ -101,6 +77,19 @@ class ClaimRefused(Exception):
     """A commit's rows cannot be claimed (the frontier failed): they are not written. The URLs they are
     for stay leased to this worker, so the job fetches them again (nothing lost, nothing twice)."""
 
+
+#: When the dataset runs hooks (:meth:`Dataset.add_hook`): ``on_take`` on the reactor thread as a batch is
+#: taken (no argument); ``before_commit`` on the writer thread before its files are written (no argument);
+#: ``after_commit`` on the writer thread once it is committed (the batch); ``before_close`` on the reactor
+#: thread when the spider closes, before the last commit, so the rows they write get in (no argument).
+HOOK_POINTS: Final = ("on_take", "before_commit", "after_commit", "before_close")
+HookPoint = Literal["on_take", "before_commit", "after_commit", "before_close"]
+#: Who hooks into the dataset, in the order their hooks run at every point, whatever the order Scrapy
+#: built the extensions in: the resume journal first (flushed as a batch is taken, fsynced before it is
+#: written: every committed page's discoveries are journaled), then the frontier worker (it pushes the
+#: requests held back before a take, so their ``duplicate`` rows join it, and ends leases after a
+#: commit), then the ``workers`` row (written at close, from the final stats).
+HOOK_ROLES: Final = ("journal", "frontier", "workers_row")
 
 #: ``(commit id, batch) -> keys to leave out`` (see :attr:`Dataset.claim`).
 Claim = Callable[[str, Batch], set[str]]
@@ -123,11 +112,8 @@ class Dataset:
         self.done: set[str] = committed_urls(writer.out, writer.job_id) if resume else set()
         if self.done:
             logger.info("resume: %d URLs already written in job %s", len(self.done), writer.job_id)
-        #: Run on the reactor thread when a batch is taken; then on the writer thread before it is written.
-        self.on_take: list[Callable[[], None]] = []
-        self.before_commit: list[Callable[[], None]] = []
-        #: Run on the writer thread after a batch is committed (e.g. a frontier releasing the URLs it holds).
-        self.after_commit: list[Callable[[Batch], None]] = []
+        #: The hooks of each point (:meth:`add_hook`), with their role's rank in :data:`HOOK_ROLES`.
+        self._hooks: dict[str, list[tuple[int, Callable[..., None]]]] = {point: [] for point in HOOK_POINTS}
         #: A distributed job's claim of each commit's rows (``crawler.frontier.FrontierWorker``), on the writer
         #: thread before its files are written: the keys (:mod:`pipelines.dataset.claims`) another commit holds,
         #: whose rows are left out. :class:`ClaimRefused`: nothing of the batch is written. None: no claims.
@@ -136,8 +122,6 @@ class Dataset:
         #: their claim was refused.
         self.rows_dropped = 0
         self.rows_unclaimed = 0
-        #: Run on the reactor thread when the spider closes, before the last commit (their rows get in).
-        self.before_close: list[Callable[[], None]] = []
         #: The error that stopped the dataset, one line; None while commits succeed.
         self.error: str | None = None
         #: Rows taken for commits that could not be written.
@@ -207,6 +191,21 @@ class Dataset:
                     self._done_fingerprints.add(fingerprint(Request(url)))
         return fingerprint(request) in self._done_fingerprints
 
+    def add_hook(self, point: HookPoint, role: str, hook: Callable[..., None]) -> None:
+        """Run ``hook`` at ``point`` (:data:`HOOK_POINTS`), in the order of ``role`` in :data:`HOOK_ROLES`
+        (hooks of one role in the order added). The one way in: nothing else edits the hook lists."""
+        if point not in HOOK_POINTS:
+            raise ValueError(f"no dataset hook point {point!r}: one of {', '.join(HOOK_POINTS)}")
+        if role not in HOOK_ROLES:
+            raise ValueError(f"no dataset hook role {role!r}: one of {', '.join(HOOK_ROLES)} (add it there, in order)")
+        hooks = self._hooks[point]
+        hooks.append((HOOK_ROLES.index(role), hook))
+        hooks.sort(key=lambda ranked: ranked[0])  # a stable sort: one role's hooks keep their order
+
+    def hooks(self, point: HookPoint) -> list[Callable[..., None]]:
+        """The hooks run at ``point``, in the order they run."""
+        return [hook for _, hook in self._hooks[point]]
+
     def write(self, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
         """Buffer rows of one table (committed with the next batch)."""
         self.writer.write(table, rows)
@@ -238,7 +237,7 @@ class Dataset:
     # --- commits on the writer thread ------------------------------------------------
 
     def _start_commit(self) -> None:
-        for hook in self.on_take:
+        for hook in self.hooks("on_take"):
             hook()
         batch = self.writer.take()
         if batch is None:
@@ -276,7 +275,7 @@ class Dataset:
                 return
         for attempt in range(1, COMMIT_TRIES + 1):
             try:
-                for hook in self.before_commit:
+                for hook in self.hooks("before_commit"):
                     hook()
                 written = sum(self.writer.rows_written.values())
                 self.writer.commit(batch, drop)
@@ -289,7 +288,7 @@ class Dataset:
                     raise
                 logger.warning("dataset: commit %d failed (%s), trying again", batch.seq, exc)
                 time.sleep(2 ** (attempt - 1))
-        for done_hook in self.after_commit:
+        for done_hook in self.hooks("after_commit"):
             done_hook(batch)
 
     def _committed(self, done: defer.Deferred[None]) -> None:
@@ -324,7 +323,7 @@ class Dataset:
         """After every pipeline has closed (so rows they release at close are in): the last commit."""
         if not self._pool.started:  # the crawl failed to open: spider_opened never came
             self._pool.start()
-        for hook in self.before_close:
+        for hook in self.hooks("before_close"):
             hook()
         self._start_commit()
         await maybe_deferred_to_future(self._tail)
@@ -384,74 +383,5 @@ def dataset_of(crawler: Crawler) -> Dataset:
     """The crawl's :class:`Dataset` extension (it must be enabled in ``EXTENSIONS``)."""
     dataset = crawler.get_extension(Dataset)
     if dataset is None:
-        raise RuntimeError("the pipelines.writer.Dataset extension is not enabled")
+        raise RuntimeError("the crawler.extensions.dataset.Dataset extension is not enabled")
     return dataset
-
-
-class ParquetPipeline:
-    """Writes TableRows, PageLinks (with the page's FetchRecord) and FetchRecord items; records dropped requests."""
-
-    def __init__(self, crawler: Crawler, dataset: Dataset) -> None:
-        self.crawler = crawler
-        self.dataset = dataset
-        crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler, dataset_of(crawler))
-
-    async def process_item(self, item: Any) -> Any:
-        ds = self.dataset
-        if isinstance(item, TableRows):
-            ds.write_rows(item)
-            # The tables a worker built into Arrow are the writer's now. An item exporter downstream
-            # (scrapyd's items_dir) gets the rows that are Python values; it cannot encode the bytes.
-            item.encoded = {}
-        elif isinstance(item, PageLinks):
-            if item.record is not None:
-                ds.record(item.record)
-            ds.write_many({"links": link_rows(item), "pages": page_rows(item)})
-        elif isinstance(item, FetchRecord):
-            ds.record(item)
-        await ds.commit_if_due()
-        return item
-
-    def request_dropped(self, request: Request) -> None:
-        """The scheduler refused a request (its URL was requested before): one fetch_log row.
-
-        When a redirect leads to a URL already requested, the row is for the URL first
-        requested: a redirect loop when the chain came back on itself, else a duplicate.
-        A resumed crawl skipping what the interrupted run already wrote adds no row, nor does
-        the reflexive pipeline's request for a page already on its way.
-        """
-        if self.dataset.is_done_request(request):
-            return
-        redirects = request.meta.get("redirect_urls") or []
-        ctx = context_from_meta(request.meta)
-        if ctx is not None and ctx.via == Via.REFLEXIVE and not redirects:
-            # The reflexive pipeline asks for a feed's page only when it has not seen the page's
-            # answer; dropped here, the page was requested before and is still on its way. Its own
-            # row comes with that answer (which also releases the feed), so a row here would say
-            # nothing but how the timing fell, and make two crawls of one web differ.
-            self.crawler.stats.inc_value("feedcensus/reflexive/page_in_flight")
-            return
-        if redirects:
-            url = redirects[0]
-            chain = " -> ".join([*redirects, request.url])
-            if request.url in redirects:
-                outcome, error = Outcome.REDIRECT_LOOP, f"redirect loop: {chain}"
-            else:
-                outcome, error = Outcome.DUPLICATE, f"redirects to a URL already requested: {chain}"
-        else:
-            outcome, url, error = Outcome.DUPLICATE, request.url, "already requested in this crawl"
-        self.dataset.record(
-            FetchRecord(
-                url=url,
-                final_url=request.url,
-                outcome=outcome,
-                error=error[:500],
-                source=ctx.source if ctx else None,
-                discovered_via=ctx.via if ctx else None,
-                depth=ctx.depth if ctx else None,
-            )
-        )
