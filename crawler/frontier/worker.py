@@ -466,11 +466,14 @@ class FrontierWorker:
         killed while idle, holding nothing, looks live until its heartbeat is a lease old. Only once it
         is found dead can its ``.running`` marker and temporary files be removed (a live idle worker may
         still be writing a commit of ``duplicate`` rows). An idle live worker leaves at once (it sees the
-        job quiet too), so this waits only for one that died: at most a lease and a heartbeat.
+        job quiet too), and one that is closing leaves once its last commit is written; so this waits for
+        a worker that died for a lease and a heartbeat, for one that closes as long as its last commit
+        takes, and never longer than a closing worker waits for its own (``SETTLE_TIMEOUT``) and a lease.
         """
         frontier = self.frontier
         assert frontier is not None
-        deadline = time.monotonic() + frontier.lease_seconds + self.interval
+        deadline = time.monotonic() + SETTLE_TIMEOUT + frontier.lease_seconds + self.interval
+        said = False
         while time.monotonic() < deadline:
             try:
                 others = [w for w in frontier.status().workers if w.live and w.id != frontier.worker]
@@ -479,7 +482,14 @@ class FrontierWorker:
                 return
             if not others:
                 return
+            if not said:
+                said = True
+                logger.info(
+                    "frontier: job %s is done; waiting for %d other workers to leave or be found dead (e.g. %s)",
+                    frontier.job, len(others), others[0].id,
+                )  # fmt: skip
             await maybe_deferred_to_future(task.deferLater(_reactor(), self.interval / 2, lambda: None))
+        logger.warning("frontier: other workers of job %s still alive; it is marked done without them", frontier.job)
 
     def _close_connection(self) -> None:
         frontier = self.frontier
