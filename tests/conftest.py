@@ -135,6 +135,16 @@ def copy_dataset(src: Path, dest: Path) -> Path:
     return dest
 
 
+#: What ``feedcensus worker`` prints when it starts on a job already finished (it writes nothing then).
+LATE_WORKER = "is finished: nothing to do"
+
+
+def processes_that_wrote(*worker_logs: str) -> int:
+    """The ``workers`` rows a job of a coordinator and these workers has: one a process, none for a worker
+    that started once the coordinator had finished the job (on a busy machine a small job can end first)."""
+    return 1 + sum(LATE_WORKER not in log for log in worker_logs)
+
+
 def read_table(out: Path | str, table: str) -> pa.Table:
     """A table of a dataset read back with pyarrow, hive partitions included."""
     return ds.dataset(Path(out) / table, format="parquet", partitioning="hive").to_table()

@@ -15,7 +15,7 @@ import pytest
 from pipelines.dataset.compact import compact_dataset
 from pipelines.dataset.store import list_jobs, open_table
 from schemas.tables import SCHEMA_VERSION, TABLES, VERSION_KEY
-from tests.conftest import QUICK_CRAWL, demo_seeds_file, read_table, run_cli
+from tests.conftest import QUICK_CRAWL, demo_seeds_file, processes_that_wrote, read_table, run_cli
 
 server_module = pytest.importorskip("moto.server", reason="moto[server] is needed for the S3 tests")
 
@@ -168,7 +168,8 @@ def test_two_workers_of_a_distributed_crawl_write_one_readable_dataset(
     code, err = worker[0].returncode, worker[1][1]
     assert code == 0 or (code == 1 and "nothing usable was fetched" in err), err[-3000:]
     workers = open_table(out, "workers", "d").to_table().to_pylist()
-    assert len(workers) == 2 and all(w["frontier"] and "@" not in w["frontier"] for w in workers)
+    assert len(workers) == processes_that_wrote(err)
+    assert all(w["frontier"] and "@" not in w["frontier"] for w in workers)
     log = open_table(out, "fetch_log", "d").to_table()
     assert log.num_rows > 0
     con = duckdb.connect()
