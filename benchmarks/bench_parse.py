@@ -113,7 +113,8 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
     import asyncio
 
     from pipelines.dataset.commits import arrow_table
-    from pipelines.document.pool import DocumentPool, Job, Lost
+    from pipelines.document.jobs import Job, Lost
+    from pipelines.document.pool import DocumentPool
     from schemas.tables import TABLES, Encoded
 
     pool = DocumentPool(workers, timeout=120)
@@ -227,7 +228,7 @@ def run(rounds: int = 5, feedparser_rounds: int = 1) -> ParseResult:
         time_rounds(contender, fn, n)
         results.append(contender)
     # The all-cores figure: the same path through the crawl's document pool, one worker per core.
-    from pipelines.document.pool import default_workers
+    from pipelines.document.jobs import default_workers
 
     cores = default_workers() + 1
     pooled, stop = make_pooled(feeds, cores)

@@ -15,7 +15,7 @@ by pipelines. Scrapy's ``DepthMiddleware`` is off (crawler/settings.py), so its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from scrapy import Request
@@ -105,6 +105,24 @@ class FollowsFeedLinks(Protocol):
     def follow(
         self, url: str, ctx: FetchContext, *, priority_bias: int = 0, conditional: bool = True
     ) -> Request | FetchRecord | NotDue: ...
+
+
+@runtime_checkable
+class FollowsLinks(Protocol):
+    """What the reflexive pipeline needs of a spider (the census spider is one): a request for a page whose
+    HTML it needs, or, for a known feed that is not due, what to record instead."""
+
+    def page(self, url: str, ctx: FetchContext) -> Request | FetchRecord | NotDue: ...
+
+
+@runtime_checkable
+class NamesInputHosts(Protocol):
+    """A spider that names the hosts of its inputs (the census spider is one): the network-safety
+    middleware trusts them, even on a private or loopback address. A spider without ``input_hosts`` has
+    none."""
+
+    @property
+    def input_hosts(self) -> Collection[str] | None: ...
 
 
 def response_headers(response: Response) -> dict[str, str]:

@@ -110,7 +110,7 @@ def expected_type(default: Any) -> tuple[str, Callable[[str], object]] | None:
 
 def _as_workers(value: str) -> object:
     """``FEEDCENSUS_WORKERS`` read as the pipeline reads it (the document code imported only when -s names it)."""
-    from pipelines.document.pool import workers_setting
+    from pipelines.document.jobs import workers_setting
 
     return workers_setting(value)
 

@@ -29,7 +29,7 @@ from crawler.extensions.dataset import Dataset
 from crawler.extensions.documentpool import document_workers
 from crawler.extensions.history import History, history_of
 from pipelines.dataset.schedule import Hints, Policy, next_due
-from pipelines.document.pool import Answer, Job, Lost, Parsed, content_digest, job_rows
+from pipelines.document.jobs import Answer, Job, Lost, Parsed, content_digest, job_rows
 from pipelines.document.rows import Carried, Seen, TableRows, carried_rows, fetch_row, mark_novelty, warc_location
 from schemas.items import FeedDocument, FetchRecord, NotDue, logged_headers
 from schemas.vocab import Outcome
@@ -81,7 +81,7 @@ def settled_rows(doc: FeedDocument, digest: str | None, known: Known | None, pol
 
 
 def parsed_rows(parsed: Parsed, seen: Mapping[str, Seen], policy: Policy) -> FeedRows:
-    """A parsed document's rows (:func:`pipelines.document.pool.job_rows`), its items compared with the
+    """A parsed document's rows (:func:`pipelines.document.jobs.job_rows`), its items compared with the
     ones earlier jobs saw (when there are any: else the job marked them) and its next fetch scheduled."""
     rows = parsed.rows
     if seen:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from w3lib.url import canonicalize_url
 
 from crawler.extensions.dataset import Dataset, dataset_of
+from crawler.requests import FollowsLinks
 from pipelines.document.rows import TableRows
 from pipelines.feed import not_due_rows
 from schemas.items import FetchContext, FetchRecord, NotDue, PageLinks
@@ -26,7 +27,6 @@ from schemas.vocab import FAILURE_OUTCOMES, Expect, Outcome, Via
 if TYPE_CHECKING:
     from typing import Self
 
-    from scrapy import Request
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -103,14 +103,6 @@ class ReflexiveTracker:
 #: A page with one of these outcomes could not be read: it neither advertises a feed nor fails to.
 #: (A page whose reading was lost in a document worker is recorded as parse_error or parse_timeout.)
 _FAILED = frozenset((*FAILURE_OUTCOMES, Outcome.PARSE_ERROR, Outcome.PARSE_TIMEOUT))
-
-
-@runtime_checkable
-class FollowsLinks(Protocol):
-    """What this pipeline needs of the spider: a request for a page whose HTML it needs (or, for a
-    known feed that is not due, what to record instead)."""
-
-    def page(self, url: str, ctx: FetchContext) -> Request | FetchRecord | NotDue: ...
 
 
 class ReflexivePipeline:

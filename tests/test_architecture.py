@@ -243,7 +243,8 @@ def test_only_the_dataset_touches_its_hook_lists(name: str, path: Path) -> None:
             assert isinstance(role, ast.Constant) and role.value in HOOK_ROLES, ast.unparse(node)
 
 
-#: Who may hold the dataset's writer: rows go through the Dataset extension and nowhere else in a crawl.
+#: Who may import the dataset's writer: only the Dataset extension creates one, and every row goes through its
+#: methods. (The frontier's worker reaches ``Dataset.writer`` for the commit protocol, without importing it.)
 WRITER_HOLDERS = ("crawler.extensions.dataset",)
 
 

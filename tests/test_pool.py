@@ -29,16 +29,8 @@ from crawler.demo.routes import Route, Web
 from crawler.demo.webserver import WebServer
 from pipelines.dataset.schedule import Policy
 from pipelines.dataset.state import SeenItem
-from pipelines.document.pool import (
-    ENCODED_TABLES,
-    DocumentPool,
-    Job,
-    Lost,
-    Parsed,
-    default_workers,
-    job_rows,
-    workers_setting,
-)
+from pipelines.document.jobs import ENCODED_TABLES, Job, Lost, Parsed, default_workers, job_rows, workers_setting
+from pipelines.document.pool import DocumentPool
 from pipelines.document.process import document_rows
 from pipelines.document.rows import mark_novelty
 from pipelines.feed import parsed_rows

@@ -4,8 +4,12 @@
 ``FeedExporter``) that holds the run's one :class:`DatasetWriter`. Every other
 component finds it with ``crawler.get_extension(Dataset)``: the Parquet
 pipeline writes the items, the reflexive pipeline the rows it held, the
-robots.txt log middleware the robots rows, and the pipeline's
-``request_dropped`` handler the duplicates. Nothing else writes Parquet.
+robots.txt log middleware the robots rows, the Parquet pipeline's
+``request_dropped`` handler the duplicates, and the ``WorkerRecord`` extension
+(crawler/extensions/workers.py) the process's ``workers`` row. Nothing else
+writes Parquet. A distributed job's worker (``crawler.frontier.FrontierWorker``)
+writes no rows; it sets :attr:`Dataset.claim` and uses the writer's commit
+protocol (its token, markers and published commits).
 
 It owns the resume state too. On a resumed crawl it first discards the files
 of an unfinished commit, then reads which URLs the job already committed

@@ -25,7 +25,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
-from pipelines.document.pool import DocumentPool, workers_setting
+from pipelines.document.jobs import workers_setting
+from pipelines.document.pool import DocumentPool
 
 if TYPE_CHECKING:
     from typing import Self

@@ -389,7 +389,7 @@ def read_page(
 @dataclass(frozen=True, slots=True)
 class PageTask:
     """:func:`read_page` for one page, as a task for the crawl's document workers
-    (``pipelines.document.pool.Task``): what it needs, picklable, and ``run``."""
+    (``pipelines.document.jobs.Task``): what it needs, picklable, and ``run``."""
 
     body: bytes
     url: str | None

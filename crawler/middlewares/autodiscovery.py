@@ -23,7 +23,7 @@ from crawler.fetch.discovery import PageRead, PageTask
 from crawler.fetch.guess import guess_feed_urls
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
 from crawler.requests import FollowsFeedLinks, context_of, first_url, response_headers
-from pipelines.document.pool import Lost
+from pipelines.document.jobs import Lost
 from schemas.items import WAITED_META_KEY, FeedDocument, FeedLink, FetchRecord, PageLinks
 from schemas.vocab import Expect, Via
 

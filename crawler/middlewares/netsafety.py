@@ -34,6 +34,7 @@ from crawler.fetch.netsafety import (
 )
 from crawler.handlers.guard import GuardedHTTPDownloadHandler, GuardedResolver, GuardPolicy, installed_guard
 from crawler.outcomes import RefusedRequest
+from crawler.requests import NamesInputHosts
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -128,7 +129,9 @@ class NetworkSafetyMiddleware:
         return cls(crawler)
 
     def trusted_hosts(self) -> Collection[str]:
-        return getattr(self.crawler.spider, "input_hosts", None) or ()
+        """The hosts the user named in the inputs (trusted on any address); none for a spider that names none."""
+        spider = self.crawler.spider
+        return (spider.input_hosts or ()) if isinstance(spider, NamesInputHosts) else ()
 
     def _attach_guard(self) -> None:
         """Give the reactor's guard this crawl's policy, at the first request (the reactor runs by then).

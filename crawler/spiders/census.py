@@ -242,7 +242,8 @@ class CensusSpider(Spider):
             yield self._feed_document(response, ctx)
             return
         ctype = header_text(response, b"Content-Type")
-        kind = sniff(response.body, ctype)  # the sniffer lint uses too: a feed here is a feed to parse_feed
+        # The same sniffer as feedcensus lint: what it calls a feed is a document the feed parser reads as one.
+        kind = sniff(response.body, ctype)
         if kind == Sniffed.FEED:
             yield self._feed_document(response, ctx)
             return

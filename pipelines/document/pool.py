@@ -3,9 +3,10 @@
 Parsing, tallying, checking and building rows (:func:`pipelines.document.process.document_rows`)
 is pure CPU work, and in one process it shares a core with Scrapy's reactor; so is reading an HTML
 page for its feed links and facts (``crawler.fetch.discovery.read_page``). A
-:class:`DocumentPool` runs such work in ``workers`` processes instead. Work is a :class:`Task`: a
-picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's; both are in
-:mod:`pipelines.document.jobs`, with the answers).
+:class:`DocumentPool` runs such work in ``workers`` processes instead. Work is a
+:class:`~pipelines.document.jobs.Task`: a picklable object whose ``run`` a worker calls
+(:class:`~pipelines.document.jobs.Job` is a feed document's; both are defined in
+:mod:`pipelines.document.jobs`, with the answers, and are imported from there).
 
 - **Driven from the event loop, no thread waits for an answer.** :meth:`DocumentPool.run` writes
   the task to a worker's stdin and awaits its answer, which a reader task per worker takes from its
@@ -18,13 +19,13 @@ picklable object whose ``run`` a worker calls (:class:`Job` is a feed document's
   with room for a next one; else its caller waits, in turn, for an answer. A slow pool slows the
   crawl instead of filling memory.
 - **A worker that dies or hangs costs one task.** When a worker exits while working (a crash in a
-  C library, the kernel's OOM killer) the answer is :class:`Lost` with ``parse_error``; when a task
+  C library, the kernel's OOM killer) the answer is :class:`~pipelines.document.jobs.Lost` with ``parse_error``; when a task
   takes longer than ``timeout`` seconds the worker is killed and the answer is ``parse_timeout``.
   The task it had not begun goes to another worker, and a new worker is started when one is next
   needed. A caller that stops waiting (the crawl is stopping) leaves the worker as it is: its
   answer is read and dropped.
 - **Only bytes cross the boundary.** The task goes in pickled, the answer comes back pickled, with
-  the tables the crawling process only writes (:data:`ENCODED_TABLES`: items, element_usage,
+  the tables the crawling process only writes (:data:`~pipelines.document.jobs.ENCODED_TABLES`: items, element_usage,
   conformance) inside it as Arrow IPC record batches that it passes to the dataset writer as they
   are: unpickling batches costs the crawling process much less than unpickling dicts and converting
   them, and the writer decodes them at its commit. Building small batches costs the worker more than
@@ -48,40 +49,17 @@ import subprocess
 import weakref
 from typing import TypeVar
 
-from pipelines.document.jobs import (
-    ENCODED_TABLES,
-    Answer,
-    Job,
-    Lost,
-    Parsed,
-    Task,
-    content_digest,
-    default_workers,
-    job_rows,
-    workers_setting,
-)
+from pipelines.document.jobs import Lost, Task
 from pipelines.document.poolworker import AGAIN, STOPPED, Worker, launch_worker, stop_worker
 
-__all__ = [
-    "ENCODED_TABLES",
-    "Answer",
-    "DocumentPool",
-    "Job",
-    "Lost",
-    "Parsed",
-    "Task",
-    "content_digest",
-    "default_workers",
-    "job_rows",
-    "workers_setting",
-]
+__all__ = ["DocumentPool"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 class DocumentPool:
-    """``workers`` processes that run :class:`Task` s (a feed's rows: :class:`Job`; a page's links),
+    """``workers`` processes that run tasks (a feed's rows: a ``Job``; a page's links),
     driven from the running asyncio event loop (the crawl's reactor thread): :meth:`run` writes a task
     to a worker and awaits its answer."""
 
