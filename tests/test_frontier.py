@@ -1050,12 +1050,41 @@ def test_an_idle_worker_waits_for_busy_ones_and_closes_when_the_job_is_quiet(
     other.push("http://a.example/", "r", fingerprint="fp")
     assert other.pop() is not None
     other.heartbeat(IDLE)
-    worker.spider_idle()  # quiet: the other worker's lease only waits for its commit; the spider may close
+    # Quiet: the other worker's lease only waits for its commit. But should it die first, its request comes
+    # back to the queue, and a worker must be left to fetch it: this one waits for the lease's release...
+    with pytest.raises(DontCloseSpider):
+        worker.spider_idle()
+    # ... or as long as finding the other dead takes (a lease and two heartbeats), then closes anyway.
+    assert worker._others_hold_since is not None
+    worker._others_hold_since -= frontier.lease_seconds + 2 * worker.interval
+    worker.spider_idle()
     worker.close("finished")
     assert frontier.status().state == "running"  # not done while that lease is held
     other.release(["http://a.example/"])
     assert other.unregister() == []
     assert other.is_done() and other.status().workers == []
+
+
+def test_an_idle_worker_closes_once_the_other_workers_leases_are_released(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    crawler = frontier_crawler(tmp_path, redis_server)
+    worker = worker_of(crawler)
+    assert worker.frontier is not None
+    other = connect(redis_server, worker="other")
+    worker.frontier.register()
+    other.register(BUSY)
+    worker.seeded()
+    other.push("http://a.example/", "r", fingerprint="fp")
+    assert other.pop() is not None
+    other.heartbeat(IDLE)
+    with pytest.raises(DontCloseSpider):
+        worker.spider_idle()
+    other.release(["http://a.example/"])
+    worker.spider_idle()  # nothing held by another worker: the spider may close
+    worker.close("finished")
+    assert other.unregister() == []
+    assert other.is_done()
 
 
 def test_a_finished_worker_lets_go_of_a_lease_no_row_named(tmp_path: Path, redis_server: RedisServer) -> None:

@@ -102,6 +102,8 @@ class FrontierWorker:
         self._warned_dead = False
         #: True once the spider closed: the heartbeat loop only heartbeats until the worker leaves.
         self.closing = False
+        #: When this idle worker first saw the job quiet with leases of other workers still held (see idle()).
+        self._others_hold_since: float | None = None
         #: True while this process queues its inputs: it takes no request until they are all in.
         self.seeding = False
         #: The crawl's scheduler (set when it opens). Before this worker releases leases, says it is idle or
@@ -392,14 +394,25 @@ class FrontierWorker:
         self.state = IDLE
         self._heartbeat(IDLE)
         status = self.frontier.status()
-        if status.quiet:
-            logger.info(
-                "frontier: job %s is quiet (%d leases wait for their commits); worker %s closes",
-                self.frontier.job,
-                status.leased,
-                self.frontier.worker,
-            )
-        return status.quiet
+        if not status.quiet:
+            self._others_hold_since = None
+            return False
+        me = self.frontier.worker
+        others_hold = sum(w.leased for w in status.live_workers if w.id != me)
+        if others_hold:
+            # Another idle worker's leases wait for its commit. Should it die before, what it holds comes back
+            # to the queue, and some worker must still be here to fetch it: wait until they are released,
+            # or as long as it takes to find that worker dead (a lease) and two heartbeats more.
+            now = time.monotonic()
+            if self._others_hold_since is None:
+                self._others_hold_since = now
+            if now - self._others_hold_since < self.frontier.lease_seconds + 2 * self.interval:
+                return False
+        logger.info(
+            "frontier: job %s is quiet (%d leases wait for their commits); worker %s closes", self.frontier.job,
+            status.leased, me,
+        )  # fmt: skip
+        return True
 
     async def spider_closed(self, reason: str) -> None:
         # Heartbeats go on while the dataset's last commit runs (it may take longer than the lease): a worker
