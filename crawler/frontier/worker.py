@@ -455,7 +455,14 @@ class FrontierWorker:
             self._release()
             self._heartbeat(CLOSED)
             self._leave(reason, requeue=reason != "finished" or not settled)
-            return frontier.is_done()
+            status = frontier.status()
+            if not status.done and not status.live_workers:
+                logger.warning(
+                    "frontier: job %s is not finished (%d requests queued, %d in flight) and no worker is left on "
+                    "it: feedcensus worker --job %s goes on with it",
+                    frontier.job, status.queued, status.leased, frontier.job,
+                )  # fmt: skip
+            return status.done
         except FrontierError as exc:
             self.fail(exc, stop=False)
             return False
