@@ -410,15 +410,17 @@ return tostring(ends - t)
 """
 
 # ARGV: prefix, host, the host's delay as the worker knows it ('' for none). A request of this host that
-# waited in a worker (its host was paused, or its robots.txt was fetched first) may start: when, so that it
-# keeps the host's delay after the last start, whichever worker made it. The start is reserved.
+# waited in a worker (its host was paused, or its robots.txt was fetched first), or that no take reserved a
+# start for (robots.txt itself), may start: when, so that it keeps the host's delay after the last start,
+# whichever worker made it, and not before the host's pause ends. The start is reserved.
 # Returns the seconds to wait (as a string).
 _RESERVE_START = """
 local t = now()
 local n, last, delay = slot_get(ARGV[2])
 if tonumber(ARGV[3]) then delay = tonumber(ARGV[3]) end
 local conc, default_delay = budget()
-local at = math.max(t, last + (delay or default_delay))
+local pause = tonumber(redis.call('HGET', p .. 'paused', ARGV[2]) or '0')
+local at = math.max(t, last + (delay or default_delay), pause)
 slot_set(ARGV[2], n, at, delay)
 schedule(ARGV[2], t)  -- the host's next take keeps the delay after this start too
 return tostring(at - t)
