@@ -19,8 +19,8 @@ most). Any other start first reserves one in the frontier (one Redis round trip)
 robots.txt fetched for a request that waited before it was sent, a request that waited for robots.txt
 (whose ``Crawl-delay`` the frontier may not have known when it handed the request out: reading robots.txt
 drops the host's tickets) or for a host's pause to end, one held in this worker past its ticket, one
-that never came from the frontier. So no request reaches a host within three quarters of its delay of another, whichever worker
-sends it (tests/test_budget_distributed.py).
+that never came from the frontier. So no request leaves for a host within three quarters of its delay
+(less the time a Redis answer takes) of another, whichever worker sends it (tests/test_budget_distributed.py).
 """
 
 from __future__ import annotations

@@ -265,3 +265,28 @@ def test_a_start_ticket_is_used_once_and_only_while_fresh() -> None:
     for n in range(TICKET_SWEEP * 3):
         tickets.add(f"h{n}", old)
     assert len(tickets) <= TICKET_SWEEP + 1
+
+
+def test_requests_held_through_a_pause_start_a_delay_apart(redis_server: RedisServer, tmp_path: Path) -> None:
+    """One process on a frontier; the host answers robots.txt, slowly (1 s), with 429 and ``Retry-After: 2``.
+    Its first two feeds (two at a time, 0.4 s apart) wait for robots.txt, then for the pause, in the worker's
+    download slot. When the pause ends they must not leave together: each reserves its own start. Before: one
+    start was reserved for the slot, and both requests arrived within a few milliseconds."""
+    web, paths = feeds_web(8, delay=0.05)
+    refusal = {"Content-Type": "text/plain", "Retry-After": "2"}
+    web.add("/robots.txt", Route(b"slow down", status=429, headers=refusal, delay=1.0))
+    settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.4"]
+    with TimedServer(web) as server:
+        urls = [a for p in paths for a in ("--url", server.url_for(p))]
+        out = tmp_path / "out"
+        proc = start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *settings)
+        _, err = proc.communicate(timeout=300)
+        log = sorted(server.log)
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    relative = [(round(t - log[0][0], 3), target) for t, target in log]
+    assert relative[0][1] == "/robots.txt" and len(log) == len(paths) + 1, relative
+    assert all(t >= 2 for t, _ in relative[1:]), relative  # nothing in the pause
+    assert short_gaps(log, 0.4) == [], relative
+    outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
+    assert sorted(outcomes) == ["feed"] * len(paths), outcomes
