@@ -154,9 +154,10 @@ class Frontier(JobConnection):
         return left
 
     def reserve_start(self, host: str, delay: float | None = None) -> float:
-        """A request of ``host`` that waited in this worker (a pause, its robots.txt) may start: the seconds to
-        wait first, so that it keeps the host's delay (``delay``: as this worker knows it, e.g. the robots.txt
-        Crawl-delay it just read) after the job's last start to it. The start is reserved."""
+        """A request of ``host`` whose start no take reserved just now (one that waited in this worker for a pause
+        or robots.txt, robots.txt itself: crawler/downloader.py) may start: the seconds to wait first, so that it
+        keeps the host's delay (``delay``: as this worker knows it, e.g. the robots.txt Crawl-delay it just read)
+        after the job's last start to it, and the host's pause. The start is reserved."""
         return float(self._run("reserve_start", host, "" if delay is None else repr(float(delay))))
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
