@@ -21,6 +21,9 @@ robots.txt fetched for a request that waited before it was sent, a request that 
 drops the host's tickets) or for a host's pause to end, one held in this worker past its ticket, one
 that never came from the frontier. So no request leaves for a host within three quarters of its delay
 (less the time a Redis answer takes) of another, whichever worker sends it (tests/test_budget_distributed.py).
+When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
+again; while no other start at the host was reserved after the unused one, the new one is now, not a
+delay later.
 """
 
 from __future__ import annotations
@@ -80,6 +83,9 @@ class StartTickets:
             del self._by_host[host]
         return found is not None
 
+    def holds(self, host: str) -> bool:
+        return host in self._by_host
+
     def drop(self, host: str) -> None:
         self._by_host.pop(host, None)
 
@@ -110,6 +116,8 @@ class PoliteDownloader(Downloader):
         self.shared_delay = bool(crawler.settings.get("FEEDCENSUS_FRONTIER"))
         #: The starts the frontier reserved for this worker (the scheduler adds one per request it takes).
         self.starts = StartTickets()
+        #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
+        self._waiting: dict[str, str] = {}
         self._frontier: Any = None
         if self.shared_delay:
             crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
@@ -118,7 +126,9 @@ class PoliteDownloader(Downloader):
         """The host's robots.txt is read here (fetched, or another worker's): the starts the frontier reserved
         for its requests so far kept the job's delay, not a Crawl-delay robots.txt may ask for. Those
         requests reserve their starts again, with the host's delay as this worker now knows it."""
-        self.starts.drop(self.get_slot_key(request))
+        key = self.get_slot_key(request)
+        self.starts.drop(key)
+        self._waiting.pop(key, None)  # reserved with the delay known before: not to be renewed
 
     def ticket(self, key: str, at: float) -> None:
         """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``): it
@@ -156,26 +166,33 @@ class PoliteDownloader(Downloader):
         if slot.delay <= 0:
             return True
         key = self.get_slot_key(request)
+        unused = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
+        held = self.starts.holds(key)
         if self.starts.use(key, now, slot.delay * TICKET_SLACK):
             return True
-        wait = self._reserve(key, slot.delay)
+        why = "late" if unused else "stale" if held else "none"
+        self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
+        wait, at = self._reserve(key, slot.delay, unused)
         if wait <= 0:
             return True
         self.starts.add(key, now + wait)
+        self._waiting[key] = at
         slot.latercall = call_later(wait, self._latercall, slot)
         return False
 
-    def _reserve(self, key: str, delay: float) -> float:
-        """Reserve a start at host ``key`` in the frontier: the seconds to wait for it (0 without a frontier)."""
+    def _reserve(self, key: str, delay: float, unused: str) -> tuple[float, str]:
+        """Reserve a start at host ``key`` in the frontier: the seconds to wait for it (0 without a frontier) and
+        the time reserved (``unused``: see :meth:`Frontier.reserve_start`)."""
         if self._frontier is None:
             self._frontier = job_frontier(self.crawler)
             if self._frontier is None:
-                return 0.0
+                return 0.0, ""
         from crawler.frontier import FrontierError
 
         self.crawler.stats.inc_value("feedcensus/frontier/starts_reserved")
         try:
-            return float(self._frontier.reserve_start(key, delay))
+            wait, at = self._frontier.reserve_start(key, delay, unused)
         except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
             logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
-            return 0.0
+            return 0.0, ""
+        return float(wait), str(at)
