@@ -53,6 +53,8 @@ TITLE = "13. Scale and politeness on a realistic web (issue 41)"
 #: The issue's targets.
 TARGET_BARE, TARGET_FOUR = 0.9, 3.2
 _TRIPS = re.compile(r"'feedcensus/frontier/redis_commands': (\d+)")
+#: The round trips that reserved a start at a host (crawler/downloader.py), out of those above.
+_RESERVED = re.compile(r"'feedcensus/frontier/starts_reserved': (\d+)")
 
 
 # --- one run ----------------------------------------------------------------------------------------
@@ -71,6 +73,7 @@ class Run:
     redis_cpu: float | None = None
     redis_commands: int | None = None  # executed, INFO commandstats after - before
     round_trips: int | None = None  # sent, the processes' own counts
+    reserved: int = 0  # of which reserved a start (a request without a fresh ticket)
     top_commands: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -230,6 +233,7 @@ def frontier_run(web: Web, groups: CpuGroups, n: int, seeds: Path, opts: Options
         run.top_commands = dict(sorted(delta.items(), key=lambda kv: -kv[1])[:6])
         trips = [_round_trips(log) for log in logs]
         run.round_trips = None if any(t is None for t in trips) else sum(t or 0 for t in trips)
+        run.reserved = sum(_round_trips(log, _RESERVED) or 0 for log in logs)
         client.close()
     finally:
         server.cleanup()
@@ -242,9 +246,9 @@ def _redis_cpu(client: Any) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def _round_trips(log: Path) -> int | None:
+def _round_trips(log: Path, stat: re.Pattern[str] = _TRIPS) -> int | None:
     try:
-        found = _TRIPS.findall(log.read_text(errors="replace"))
+        found = stat.findall(log.read_text(errors="replace"))
     except OSError:
         return None
     return int(found[-1]) if found else None
@@ -422,7 +426,7 @@ def _redis_rows(result: Result) -> list[list[object]]:
                 ratio,
                 _per_response(r.redis_cpu, r, 1000),
                 _per_response(r.redis_commands, r),
-                _per_response(r.round_trips, r),
+                f"{_per_response(r.round_trips, r)} ({_per_response(r.reserved, r)})",
                 top,
             ]
         )
@@ -440,7 +444,8 @@ READING = (
     "requests in its Retry-After window, seconds from its first request to its last answer. Redis figures per "
     "request the server answered: CPU from `INFO cpu`, commands executed from `INFO commandstats` (those run "
     "inside Lua scripts counted under their own names), round trips from the processes' own "
-    "`feedcensus/frontier/redis_commands` stat."
+    "`feedcensus/frontier/redis_commands` stat, in brackets those that reserved a start at a host "
+    "(`feedcensus/frontier/starts_reserved`: a request without a fresh ticket, see crawler/downloader.py)."
 )
 
 
@@ -458,7 +463,7 @@ def markdown(result: Result, command: str, label: str) -> str:
             "rate vs x1 (to 90 %)",
             "Redis CPU ms / request",
             "Redis commands executed / request",
-            "round trips sent / request",
+            "round trips sent / request (reserving a start)",
             "top commands / request",
         ],
         _redis_rows(result),

@@ -1,4 +1,5 @@
-"""Scrapy's downloader with its per-host concurrency limit held (``DOWNLOADER``).
+"""Scrapy's downloader with its per-host concurrency limit held (``DOWNLOADER``), and in a distributed job
+every start to a host kept within the job's budget for the host.
 
 Scrapy 2.19 starts each download from a host's slot as an asyncio task, and the task adds its request to
 the slot's ``transferring`` set only when it first runs, on a later turn of the event loop. The loop
@@ -9,20 +10,94 @@ the host at once. Measured on a loopback host with ``CONCURRENT_REQUESTS_PER_DOM
 0.4 s, so 17 in flight at once. With a delay the loop starts one request a turn, which hid it.
 
 :class:`PoliteDownloader` counts a request as transferring the moment it is taken from the slot's
-queue, so the limit holds whatever the delay. Nothing else changes.
+queue, so the limit holds whatever the delay.
+
+In a distributed job the frontier reserves a start at a host each time it hands out one of its requests
+(crawler/frontier/scheduler.py): the worker keeps it as a ticket (:class:`StartTickets`). A request to a
+host with a delay starts at once only while a ticket of its host is fresh (a quarter of the delay at
+most). Any other start first reserves one in the frontier (one Redis round trip) and waits until then: the
+robots.txt fetched for a request that waited before it was sent, a request that waited for robots.txt
+(whose ``Crawl-delay`` the frontier may not have known when it handed the request out: reading robots.txt
+drops the host's tickets) or for a host's pause to end, one held in this worker past its ticket, one
+that never came from the frontier. So no request leaves for a host within three quarters of its delay
+(less the time a Redis answer takes) of another, whichever worker sends it (tests/test_budget_distributed.py).
+When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
+again; while no other start at the host was reserved after the unused one, the new one is now, not a
+delay later.
 """
 
 from __future__ import annotations
 
+import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.core.downloader import Downloader
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
 
+from crawler.extensions.jobfrontier import job_frontier
+
 if TYPE_CHECKING:
+    from scrapy import Request
     from scrapy.core.downloader import Slot
+
+logger = logging.getLogger(__name__)
+
+#: A ticket is fresh for this part of its host's delay after the start it stands for was reserved.
+TICKET_SLACK = 0.25
+#: Tickets are swept when this many hosts hold some; a ticket older than :data:`TICKET_MAX_AGE` seconds goes.
+TICKET_SWEEP = 1024
+TICKET_MAX_AGE = 5.0
+#: A timer may fire this much before its time: a ticket reserved for then counts as due.
+TIMER_EARLY = 0.01
+
+
+class StartTickets:
+    """The starts the job reserved for this worker, by host: ``time.monotonic()`` when each was reserved."""
+
+    def __init__(self) -> None:
+        self._by_host: dict[str, list[float]] = {}
+        self._sweep_at = TICKET_SWEEP  # hosts holding tickets; twice what a sweep left, so a sweep is rare
+
+    def add(self, host: str, at: float) -> None:
+        self._by_host.setdefault(host, []).append(at)
+        if len(self._by_host) > self._sweep_at:
+            self.sweep(monotonic())
+            self._sweep_at = max(TICKET_SWEEP, 2 * len(self._by_host))
+
+    def use(self, host: str, now: float, slack: float) -> bool:
+        """Whether a ticket of ``host`` reserved at most ``slack`` seconds ago (and not in the future) is
+        there; it is used up. Older ones go."""
+        held = self._by_host.get(host)
+        if not held:
+            return False
+        fresh = [at for at in held if now - at <= slack]
+        found = next((at for at in fresh if at <= now + TIMER_EARLY), None)
+        if found is not None:
+            fresh.remove(found)
+        if fresh:
+            self._by_host[host] = fresh
+        else:
+            del self._by_host[host]
+        return found is not None
+
+    def holds(self, host: str) -> bool:
+        return host in self._by_host
+
+    def drop(self, host: str) -> None:
+        self._by_host.pop(host, None)
+
+    def sweep(self, now: float) -> None:
+        self._by_host = {
+            host: kept
+            for host, held in self._by_host.items()
+            if (kept := [a for a in held if now - a <= TICKET_MAX_AGE])
+        }
+
+    def __len__(self) -> int:
+        return sum(len(held) for held in self._by_host.values())
 
 
 class PoliteDownloader(Downloader):
@@ -32,12 +107,39 @@ class PoliteDownloader(Downloader):
     kept by the frontier when it hands requests out (crawler/frontier/scheduler.py): a request starts as
     soon as it is taken. Waiting here again, from this process's own last request to the host (with
     Scrapy's random 0.5-1.5x), would move its start away from the time the job reserved for it, and
-    another worker's request could then come right after it. A slot's ``delay`` is still kept (the
+    another worker's request could then come right after it. A request that would start without a fresh
+    ticket reserves a start first (see the module's docstring). A slot's ``delay`` is still kept (the
     Crawl-delay, the adaptive delay): the worker reports it to the frontier as the host's delay."""
 
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         self.shared_delay = bool(crawler.settings.get("FEEDCENSUS_FRONTIER"))
+        #: The starts the frontier reserved for this worker (the scheduler adds one per request it takes).
+        self.starts = StartTickets()
+        #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
+        self._waiting: dict[str, str] = {}
+        self._frontier: Any = None
+        if self.shared_delay:
+            crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
+
+    def _robots_parsed(self, robotparser: Any, request: Request) -> None:
+        """The host's robots.txt is read here (fetched, or another worker's): the starts the frontier reserved
+        for its requests so far kept the job's delay, not a Crawl-delay robots.txt may ask for. Those
+        requests reserve their starts again, with the host's delay as this worker now knows it."""
+        key = self.get_slot_key(request)
+        self.starts.drop(key)
+        self._waiting.pop(key, None)  # reserved with the delay known before: not to be renewed
+
+    def ticket(self, key: str, at: float) -> None:
+        """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``): it
+        handed out one of its requests. Kept only for a host with a delay (see :meth:`_may_start`)."""
+        slot = self.slots.get(key)
+        if slot is not None:
+            delay = slot.delay
+        else:
+            delay = float(self.per_slot_settings.get(key, {}).get("delay", self.settings.getfloat("DOWNLOAD_DELAY")))
+        if delay > 0:
+            self.starts.add(key, at)
 
     def _process_queue(self, slot: Slot) -> None:
         if slot.latercall:
@@ -48,6 +150,8 @@ class PoliteDownloader(Downloader):
             slot.latercall = call_later(slot.lastseen + delay - now, self._latercall, slot)
             return
         while slot.queue and slot.free_transfer_slots() > 0:
+            if self.shared_delay and not self._may_start(slot, slot.queue[0][0], now):
+                return
             slot.lastseen = now
             request, queue_dfd = slot.queue.popleft()
             slot.transferring.add(request)  # now, not when the task first runs: the next turn of this loop counts it
@@ -55,3 +159,40 @@ class PoliteDownloader(Downloader):
             if delay:  # one request per delay: the next one waits for it
                 self._process_queue(slot)
                 break
+
+    def _may_start(self, slot: Slot, request: Request, now: float) -> bool:
+        """Whether ``request`` may start now: its host has no delay, or a fresh ticket. Otherwise a start is
+        reserved in the frontier; if it is not now, the slot waits for it (False)."""
+        if slot.delay <= 0:
+            return True
+        key = self.get_slot_key(request)
+        unused = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
+        held = self.starts.holds(key)
+        if self.starts.use(key, now, slot.delay * TICKET_SLACK):
+            return True
+        why = "late" if unused else "stale" if held else "none"
+        self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
+        wait, at = self._reserve(key, slot.delay, unused)
+        if wait <= 0:
+            return True
+        self.starts.add(key, now + wait)
+        self._waiting[key] = at
+        slot.latercall = call_later(wait, self._latercall, slot)
+        return False
+
+    def _reserve(self, key: str, delay: float, unused: str) -> tuple[float, str]:
+        """Reserve a start at host ``key`` in the frontier: the seconds to wait for it (0 without a frontier) and
+        the time reserved (``unused``: see :meth:`Frontier.reserve_start`)."""
+        if self._frontier is None:
+            self._frontier = job_frontier(self.crawler)
+            if self._frontier is None:
+                return 0.0, ""
+        from crawler.frontier import FrontierError
+
+        self.crawler.stats.inc_value("feedcensus/frontier/starts_reserved")
+        try:
+            wait, at = self._frontier.reserve_start(key, delay, unused)
+        except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
+            logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
+            return 0.0, ""
+        return float(wait), str(at)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import itertools
 import subprocess
+import threading
+import time
 from pathlib import Path
 
-from crawler.demo.routes import Route, Web
+from crawler.demo.routes import Entry, Route, Web
 from tests.conftest import QUICK_CRAWL, TimedServer, read_table
 from tests.redisserver import RedisServer, redis_server
 from tests.test_distributed import start
@@ -128,3 +130,163 @@ def test_a_worker_runs_with_the_jobs_settings_and_refuses_its_own_that_contradic
         [line] = proc.stderr.strip().splitlines()
         assert named in line and "job j runs with" in line, line
     frontier.close()
+
+
+def short_gaps(log: list[tuple[float, str]], delay: float) -> list[tuple[float, str, str]]:
+    """The pairs of arrivals at one host closer than half ``delay``: (gap, earlier target, later target)."""
+    ordered = sorted(log)
+    return [(round(b[0] - a[0], 3), a[1], b[1]) for a, b in itertools.pairwise(ordered) if b[0] - a[0] < delay / 2]
+
+
+def test_three_processes_keep_a_crawl_delay_learned_at_a_hand_over(redis_server: RedisServer, tmp_path: Path) -> None:
+    """Three hosts whose robots.txt says ``Crawl-delay: 1`` (the job's delay is 0.1 s), each answered in 0.3 s:
+    while one worker fetches robots.txt, the host's second request has been handed out (to that worker or
+    another), and it waits for robots.txt. No arrival at a host, robots.txt included, may come within half
+    the Crawl-delay of another. Before: the request that waited for robots.txt in the worker fetching it
+    started as soon as robots.txt was in (0.3 s after it), and one that waited in another worker reserved
+    its start with the job's 0.1 s, not the Crawl-delay (0.1 s after the first)."""
+    hosts = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
+    servers = []
+    for host in hosts:
+        web, paths = feeds_web(6, delay=0.05)
+        robots = Route(b"User-agent: *\nCrawl-delay: 1\n", headers={"Content-Type": "text/plain"}, delay=0.3)
+        web.add("/robots.txt", robots)
+        servers.append(TimedServer(web, host=host))
+    settings = [
+        *BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.1", "-s", "FEEDCENSUS_FRONTIER_PREFETCH=4",
+    ]  # fmt: skip
+    for server in servers:
+        server.start()
+    try:
+        urls = [a for s in servers for p in paths for a in ("--url", s.url_for(p))]
+        out = tmp_path / "out"
+        procs = [
+            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
+            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
+            start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *settings),
+        ]
+        errs = [proc.communicate(timeout=300)[1] for proc in reversed(procs)]
+    finally:
+        for server in servers:
+            server.stop()
+    for proc, err in zip(reversed(procs), errs, strict=True):
+        assert proc.returncode == 0, err[-3000:]
+        assert "Traceback" not in err, err[-3000:]
+    outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
+    assert sorted(outcomes) == ["feed"] * (len(urls) // 2), outcomes
+    for server in servers:
+        log = list(server.log)
+        assert [target for _, target in log].count("/robots.txt") == 1
+        assert len(log) == len(paths) + 1
+        assert short_gaps(log, 1.0) == [], (server.host, [(round(t - log[0][0], 3), x) for t, x in sorted(log)])
+
+
+class RefusesOnce(Web):
+    """A Web that answers its ``after``-th feed request with 429 and ``Retry-After``."""
+
+    def __init__(self, after: int, retry_after: int) -> None:
+        super().__init__()
+        self.after = after
+        self.seen = 0
+        self.refused: float | None = None
+        self._lock = threading.Lock()
+        headers = {"Content-Type": "text/plain", "Retry-After": str(retry_after)}
+        self._refusal = Route(status=429, body=b"slow down", headers=headers)
+
+    def match(self, host: str, target: str) -> Entry | None:
+        entry = super().match(host, target)
+        with self._lock:
+            if entry is None or not target.endswith(".xml"):
+                return entry
+            self.seen += 1
+            if self.refused is not None or self.seen < self.after:
+                return entry
+            self.refused = time.monotonic()
+        return Entry(self._refusal, entry.modified)
+
+
+def test_three_processes_keep_the_delay_when_a_retry_after_pause_ends(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A host answers its 12th feed request with 429 and ``Retry-After: 2``; two requests at a time, 0.4 s apart
+    (each answered in 0.6 s, so a worker holds requests of the host when the pause comes). When the pause ends,
+    every worker holding requests of the host would send them at once: no two arrivals may come closer than
+    half the delay, and at most one (already handed out) inside the window. Before: the requests one worker
+    held in its download slot all started at the pause's end, one reserved start for all of them."""
+    web = RefusesOnce(after=12, retry_after=2)
+    paths = [f"/f{i}.xml" for i in range(30)]
+    for path in paths:
+        web.add(path, Route(FEED, headers={"Content-Type": "application/rss+xml"}, delay=0.6))
+    settings = [
+        *BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.4", "-s", "ROBOTSTXT_OBEY=False",
+        "-s", "FEEDCENSUS_FRONTIER_PREFETCH=4",
+    ]  # fmt: skip
+    with TimedServer(web) as server:
+        urls = [a for p in paths for a in ("--url", server.url_for(p))]
+        out = tmp_path / "out"
+        procs = [
+            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
+            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
+            start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *settings),
+        ]
+        errs = [proc.communicate(timeout=300)[1] for proc in reversed(procs)]
+        log = sorted(server.log)
+    for proc, err in zip(reversed(procs), errs, strict=True):
+        assert proc.returncode == 0, err[-3000:]
+        assert "Traceback" not in err, err[-3000:]
+    assert web.refused is not None
+    relative = [(round(t - web.refused, 3), target) for t, target in log]
+    assert short_gaps(log, 0.4) == [], relative
+    inside = [t for t, _ in log if web.refused + 0.01 < t < web.refused + 2 - 0.05]
+    assert len(inside) <= 1, relative
+    outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
+    assert outcomes.count("feed") == len(paths) - 1, outcomes
+
+
+def test_a_start_ticket_is_used_once_and_only_while_fresh() -> None:
+    """The starts a take reserved, as the downloader keeps them (crawler/downloader.py): a ticket lets one
+    request of its host start, within the slack after it was reserved and not before; a stale one is
+    gone; reading robots.txt drops a host's tickets; tickets of many hosts are swept, not kept."""
+    from crawler.downloader import TICKET_MAX_AGE, TICKET_SWEEP, StartTickets
+
+    tickets = StartTickets()
+    tickets.add("a", 10.0)
+    tickets.add("a", 10.2)
+    assert tickets.use("a", 10.1, slack=0.25) and len(tickets) == 1  # the older fresh one, used up
+    assert tickets.use("a", 10.3, slack=0.25) and not tickets.use("a", 10.3, slack=0.25)
+    tickets.add("b", 10.0)
+    assert not tickets.use("b", 10.3, slack=0.25) and len(tickets) == 0  # stale: gone, a start is reserved instead
+    tickets.add("c", 12.0)  # a start reserved ahead: not before its time
+    assert not tickets.use("c", 11.5, slack=0.25) and tickets.use("c", 11.995, slack=0.25)
+    tickets.add("d", 10.0)
+    tickets.drop("d")
+    assert not tickets.use("d", 10.0, slack=0.25)
+    old = time.monotonic() - TICKET_MAX_AGE - 1
+    for n in range(TICKET_SWEEP * 3):
+        tickets.add(f"h{n}", old)
+    assert len(tickets) <= TICKET_SWEEP + 1
+
+
+def test_requests_held_through_a_pause_start_a_delay_apart(redis_server: RedisServer, tmp_path: Path) -> None:
+    """One process on a frontier; the host answers robots.txt, slowly (1 s), with 429 and ``Retry-After: 2``.
+    Its first two feeds (two at a time, 0.4 s apart) wait for robots.txt, then for the pause, in the worker's
+    download slot. When the pause ends they must not leave together: each reserves its own start. Before: one
+    start was reserved for the slot, and both requests arrived within a few milliseconds."""
+    web, paths = feeds_web(8, delay=0.05)
+    refusal = {"Content-Type": "text/plain", "Retry-After": "2"}
+    web.add("/robots.txt", Route(b"slow down", status=429, headers=refusal, delay=1.0))
+    settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.4"]
+    with TimedServer(web) as server:
+        urls = [a for p in paths for a in ("--url", server.url_for(p))]
+        out = tmp_path / "out"
+        proc = start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *settings)
+        _, err = proc.communicate(timeout=300)
+        log = sorted(server.log)
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    relative = [(round(t - log[0][0], 3), target) for t, target in log]
+    assert relative[0][1] == "/robots.txt" and len(log) == len(paths) + 1, relative
+    assert all(t >= 2 for t, _ in relative[1:]), relative  # nothing in the pause
+    assert short_gaps(log, 0.4) == [], relative
+    outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
+    assert sorted(outcomes) == ["feed"] * len(paths), outcomes

@@ -1250,3 +1250,33 @@ def wait_for(condition: Any, timeout: float = 30) -> Any:
             return result
         time.sleep(0.05)
     raise AssertionError("timed out")
+
+
+def test_a_start_reserved_keeps_the_hosts_delay_and_pause_and_an_unused_one_may_be_renewed(
+    redis_server: RedisServer,
+) -> None:
+    """``reserve_start`` (crawler/downloader.py calls it for a start no take reserved): each start is the host's
+    delay after the last one, whichever worker reserved it, and not inside the host's pause; a worker whose timer
+    came too late renews its unused start, now, while no other start was reserved after it."""
+    a, b = connect(redis_server, worker="wa"), connect(redis_server, worker="wb")
+    a.register()
+    a.set_budget(2, 0.5)
+    wait, first = a.reserve_start("h.example")
+    assert wait == 0.0
+    wait, second = b.reserve_start("h.example")
+    assert 0.45 < wait <= 0.5 and abs(float(second) - float(first) - 0.5) < 1e-3
+    wait, _ = a.reserve_start("h.example", 2.0)  # a Crawl-delay it just read: the host's delay from now on
+    assert 2.4 < wait <= 2.5
+    # b's start (0.5 s from the first) was not used, but a start was reserved after it: no renewal
+    wait, _ = b.reserve_start("h.example", None, second)
+    assert wait > 4.0
+    c = connect(redis_server, worker="wc")
+    wait, third = c.reserve_start("h2.example")
+    time.sleep(0.2)
+    wait, renewed = c.reserve_start("h2.example", None, third)  # nothing since: now, not a delay later
+    assert wait == 0.0 and float(renewed) > float(third)
+    a.pause_host("h2.example", 1.0, "429")
+    wait, _ = c.reserve_start("h2.example", None, renewed)
+    assert 0.9 < wait <= 1.0  # never inside the host's pause
+    for frontier in (a, b, c):
+        frontier.close()

@@ -229,6 +229,8 @@ class FrontierScheduler(BaseScheduler):
         #: No take before this (``time.monotonic()``): no host could be asked at the last one.
         self._idle_until = 0.0
         self._last_take = 0.0
+        #: When the requests in :attr:`taken` were taken (``time.monotonic()``): the frontier reserved their starts.
+        self._taken_at = 0.0
         self._wake_call: DelayedCall | None = None
 
     @classmethod
@@ -395,6 +397,7 @@ class FrontierScheduler(BaseScheduler):
             self._last_take = time.monotonic()
             try:
                 self.taken.extend(self.frontier.take(self.room(), mark_busy=self.worker.state != BUSY, done=done))
+                self._taken_at = time.monotonic()
                 faults.reached("take")
             except FrontierError as exc:
                 self.worker.fail(exc)
@@ -414,8 +417,12 @@ class FrontierScheduler(BaseScheduler):
                 continue
             self._inc(STAT_LEASED)
             self._inc("scheduler/dequeued/frontier")
-            if self._engine() is not None:  # (a scheduler driven by hand, in a test, has no engine to finish them)
-                self.out[request] = slot_of(request)
+            engine = self._engine()
+            if engine is not None:  # (a scheduler driven by hand, in a test, has no engine to finish them)
+                self.out[request] = host = slot_of(request)
+                ticket = getattr(engine.downloader, "ticket", None)
+                if ticket is not None:  # the start the take reserved at the host (crawler/downloader.py)
+                    ticket(host, self._taken_at)
             return request
         return None
 

@@ -410,18 +410,25 @@ return tostring(ends - t)
 """
 
 # ARGV: prefix, host, the host's delay as the worker knows it ('' for none). A request of this host that
-# waited in a worker (its host was paused, or its robots.txt was fetched first) may start: when, so that it
-# keeps the host's delay after the last start, whichever worker made it. The start is reserved.
-# Returns the seconds to wait (as a string).
+# waited in a worker (its host was paused, or its robots.txt was fetched first), or that no take reserved a
+# start for (robots.txt itself), may start: when, so that it keeps the host's delay after the last start,
+# whichever worker made it, and not before the host's pause ends. The start is reserved.
+# ARGV[4] ('' for none) renews the start this worker reserved at that time and did not use (its timer came
+# too late): while it is still the host's last start reserved, no start came since, and the new one may be now.
+# Returns {the seconds to wait, the time reserved} (as strings: Lua numbers lose their fraction).
 _RESERVE_START = """
 local t = now()
 local n, last, delay = slot_get(ARGV[2])
 if tonumber(ARGV[3]) then delay = tonumber(ARGV[3]) end
 local conc, default_delay = budget()
-local at = math.max(t, last + (delay or default_delay))
+local pause = tonumber(redis.call('HGET', p .. 'paused', ARGV[2]) or '0')
+local after = last + (delay or default_delay)
+local unused = tonumber(ARGV[4])
+if unused and math.abs(last - unused) < 0.000002 then after = 0 end
+local at = math.max(t, after, pause)
 slot_set(ARGV[2], n, at, delay)
 schedule(ARGV[2], t)  -- the host's next take keeps the delay after this start too
-return tostring(at - t)
+return {tostring(at - t), string.format('%.6f', at)}
 """
 
 # ARGV: prefix, lease seconds. Returns the URLs put back.

@@ -154,11 +154,15 @@ class Frontier(JobConnection):
         self.paused[host] = (time.monotonic() + left, why)
         return left
 
-    def reserve_start(self, host: str, delay: float | None = None) -> float:
-        """A request of ``host`` that waited in this worker (a pause, its robots.txt) may start: the seconds to
-        wait first, so that it keeps the host's delay (``delay``: as this worker knows it, e.g. the robots.txt
-        Crawl-delay it just read) after the job's last start to it. The start is reserved."""
-        return float(self._run("reserve_start", host, "" if delay is None else repr(float(delay))))
+    def reserve_start(self, host: str, delay: float | None = None, unused: str = "") -> tuple[float, str]:
+        """A request of ``host`` whose start no take reserved just now (one that waited in this worker for a pause
+        or robots.txt, robots.txt itself: crawler/downloader.py) may start: the seconds to wait first, so that it
+        keeps the host's delay (``delay``: as this worker knows it, e.g. the robots.txt Crawl-delay it just read)
+        after the job's last start to it, and the host's pause; and the time reserved (Redis's clock). The start
+        is reserved. ``unused``: the time of a start this worker reserved and did not use; while no start was
+        reserved after it, the new one may be now."""
+        wait, at = self._run("reserve_start", host, "" if delay is None else repr(float(delay)), unused)
+        return float(wait), str(at)
 
     def unregister(self, *, requeue: bool = True) -> list[str]:
         """Leave the job. What this worker still holds goes back to the queue, or with ``requeue=False``

@@ -1,2 +1,2 @@
-"""Scrapy downloader and spider middlewares, one per module; ``jobfrontier.py`` is no middleware but the
-helper that finds a distributed job's frontier for them."""
+"""Scrapy downloader and spider middlewares, one per module (they find a distributed job's frontier with
+``crawler/extensions/jobfrontier.py``)."""

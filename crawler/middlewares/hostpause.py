@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.asyncio import call_later
 from twisted.python.failure import Failure
 
+from crawler.extensions.jobfrontier import job_frontier
 from crawler.fetch.politeness import HostPauses, Pause
-from crawler.middlewares.jobfrontier import job_frontier
 from crawler.outcomes import RefusedRequest
 from schemas.items import WAITED_META_KEY
 from schemas.vocab import Outcome
@@ -172,19 +172,8 @@ class HostPauseMiddleware:
         self._held[key] = pause
 
     def _resume(self, downloader: Downloader, key: str, slot: Any) -> None:
-        """The pause is over: the slot's requests go, in a distributed job once the host's delay after the job's
-        last start to it has passed (every worker holding requests of the host resumes at the same moment)."""
+        """The pause is over: the slot's requests go. In a distributed job each one first reserves its start in
+        the frontier (crawler/downloader.py), so every worker holding requests of the host, resuming at the same
+        moment, keeps the host's delay after the job's last start to it, one request at a time."""
         slot.latercall = None
-        frontier = self._job_frontier()
-        wait = 0.0
-        if frontier is not None:
-            from crawler.frontier import FrontierError
-
-            try:
-                wait = frontier.reserve_start(key)
-            except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
-                logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
-        if wait > 0:
-            slot.latercall = call_later(wait, downloader._latercall, slot)
-        else:
-            downloader._latercall(slot)
+        downloader._latercall(slot)

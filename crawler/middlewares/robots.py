@@ -14,7 +14,9 @@ In a distributed job robots.txt is read once per host for the whole job: the fir
 worker to need it claims it in the frontier, fetches it (its ``fetch_log`` row is the
 job's one) and shares the body; the others parse the shared body (and so apply its
 Crawl-delay too) without asking the host. A worker that waits longer than
-:data:`ROBOTS_WAIT` seconds for another's fetch fetches it itself.
+:data:`ROBOTS_WAIT` seconds for another's fetch fetches it itself. Every request that waited here, and
+robots.txt itself, keeps the host's delay after the job's last start to it: the downloader reserves its
+start in the frontier when it has no fresh one of its own (crawler/downloader.py).
 
 When robots.txt cannot be fetched (a refused connection, a timeout), Scrapy
 logs the error with its whole traceback at ERROR level and crawls the site as
@@ -38,7 +40,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
-from crawler.middlewares.jobfrontier import job_frontier
+from crawler.extensions.jobfrontier import job_frontier
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -106,11 +108,9 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         waiting: Deferred[Any] = Deferred()
         self._parsers[netloc] = waiting
         deadline = time.monotonic() + ROBOTS_WAIT
-        waited = False
         try:
             kind, body = frontier.robots(netloc)
             while kind == "pending" and time.monotonic() < deadline:
-                waited = True
                 await _sleep(0.2)
                 kind, body = frontier.robots(netloc)
         except FrontierError as exc:  # the frontier's own failure stops the crawl where it is next used
@@ -120,9 +120,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         if kind in ("mine", "pending"):  # fetched here: Scrapy's own fetch, its row, then shared
             self._fetching.add(netloc)
             del self._parsers[netloc]
-            started = time.monotonic()
             parser = await super().robot_parser(request)
-            await self._after_robots(frontier, request, started)
         else:
             if kind == "body":
                 parser = build_from_crawler(self._parserimpl, self.crawler, body or b"")
@@ -131,28 +129,7 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
                 )
             self._parsers[netloc] = parser
             self.crawler.stats.inc_value("robotstxt/from_job")
-            if waited:  # held while another worker read it: the host may have been asked meanwhile
-                await self._after_robots(frontier, request, None)
         waiting.callback(parser)
-
-    async def _after_robots(self, frontier: Any, request: Request, started: float | None) -> None:
-        """robots.txt was a request to the host too: the request it was read for keeps the host's delay after
-        it (the job's delay is kept when requests are handed out, and this one was handed out before it)."""
-        from crawler.frontier import FrontierError
-
-        engine = self.crawler.engine
-        key = engine.downloader.get_slot_key(request) if engine is not None else urlparse_cached(request).hostname
-        slot = engine.downloader.slots.get(key) if engine is not None else None
-        delay = max(float(getattr(slot, "delay", 0.0) or 0.0), self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
-        try:
-            wait = frontier.reserve_start(key or "", delay)
-        except FrontierError as exc:
-            logger.warning("frontier: could not reserve a start at %s: %s", key, exc)
-            wait = 0.0
-        if started is not None:  # this worker sent robots.txt: at least the delay after it
-            wait = max(wait, started + delay - time.monotonic())
-        if wait > 0:
-            await _sleep(wait)
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         await super()._parse_robots(response, netloc, request)
