@@ -83,16 +83,7 @@ def check_job(url: str, job: str, wait: float, out: str | None = None) -> str | 
 
 def job_finished(url: str, job: str) -> str | None:
     """The line to print when ``job`` is finished (its last worker marked it done), else None."""
-    from crawler.frontier import Frontier, FrontierError
-
-    try:
-        frontier = Frontier.connect(url, job)
-        try:
-            status = frontier.status()
-        finally:
-            frontier.close()
-    except FrontierError as exc:
-        raise fail(str(exc)) from None
+    status = frontier_status(url, job)
     if status.state != "done":
         return None
     return f"job {job} on {status.display_url} is finished: nothing to do (start a new job for a new crawl)"
