@@ -28,14 +28,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if not args.job_id:
         raise fail("--job is required: the job `feedcensus crawl --frontier` started")
     warn_password(args.frontier)
-    gone = check_job(args.frontier, args.job_id, args.wait, out=args.out)
+    gone, finished = check_job(args.frontier, args.job_id, args.wait, out=args.out)
     if gone:
         print(f"feedcensus worker: {gone}", file=sys.stderr)
         return EXIT_FRONTIER
-    if (over := job_finished(args.frontier, args.job_id)) is not None:
+    if finished:
         # A scheduled worker started after its job ended: nothing to do, and nothing written into the
         # finished job's dataset (not even this worker's row), which may be compacted already.
-        print(f"feedcensus worker: {over}", file=sys.stderr)
+        print(f"feedcensus worker: {finished}", file=sys.stderr)
         return 0
     args.seeds, args.opml, args.url, args.resume = [], [], [], None
     check_frontier(args.frontier, args.job_id)
@@ -49,25 +49,27 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return report_end(result, args, settings, "worker", worker=True)
 
 
-def check_job(url: str, job: str, wait: float, out: str | None = None) -> str | None:
+def check_job(url: str, job: str, wait: float, out: str | None = None) -> tuple[str | None, str | None]:
     """A worker joins a job its coordinator has started: registered, and its trusted input hosts shared
     (the coordinator's first step, before it queues anything), or does so within ``wait`` seconds.
 
-    A job the frontier has no trace of whose rows ``out`` holds was there and is gone (Redis lost its
-    data, or the job's keys expired or were deleted): no coordinator will come. Then the one line to
-    print, at once (exit code 4, as for a worker that finds the job gone while it runs)."""
+    Returns two lines to print, either None. The first when the job is gone: the frontier has no trace of
+    it but ``out`` holds its rows (Redis lost its data, or the job's keys expired or were deleted), so no
+    coordinator will come (exit code 4, as for a worker that finds the job gone while it runs). The second
+    when the job is finished (its last worker marked it done): nothing to do."""
     from crawler.frontier import Frontier, FrontierError
 
     deadline = time.monotonic() + wait
     try:
         frontier = Frontier.connect(url, job)
         try:
-            while not (frontier.status().exists and frontier.hosts_shared()):
-                if out and not frontier.status().exists and _has_rows(out, job):
-                    return (
+            while not ((status := frontier.status()).exists and frontier.hosts_shared()):
+                if out and not status.exists and _has_rows(out, job):
+                    gone = (
                         f"{frontier.gone_error()}; {out} holds rows of job {job!r}: the job cannot go on: start it "
                         "again, under a new --job-id to keep its rows apart from these"
                     )
+                    return gone, None
                 if time.monotonic() >= deadline:
                     raise fail(
                         f"no job {job!r} on the frontier {frontier.display_url} after {wait:g} s: "
@@ -78,15 +80,9 @@ def check_job(url: str, job: str, wait: float, out: str | None = None) -> str | 
             frontier.close()
     except FrontierError as exc:
         raise fail(str(exc)) from None
-    return None
-
-
-def job_finished(url: str, job: str) -> str | None:
-    """The line to print when ``job`` is finished (its last worker marked it done), else None."""
-    status = frontier_status(url, job)
-    if status.state != "done":
-        return None
-    return f"job {job} on {status.display_url} is finished: nothing to do (start a new job for a new crawl)"
+    if status.state == "done":
+        return None, f"job {job} on {status.display_url} is finished: nothing to do (start a new job for a new crawl)"
+    return None, None
 
 
 def _has_rows(out: str, job: str) -> bool:
