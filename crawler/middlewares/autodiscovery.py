@@ -22,7 +22,7 @@ from crawler.extensions.documentpool import document_workers
 from crawler.fetch.discovery import PageRead, PageTask
 from crawler.fetch.guess import guess_feed_urls
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH
-from crawler.requests import FollowsFeedLinks, context_of, first_url, response_headers
+from crawler.requests import FollowsFeedLinks, SpiderRole, context_of, first_url, response_headers
 from pipelines.document.jobs import Lost
 from schemas.items import WAITED_META_KEY, FeedDocument, FeedLink, FetchRecord, PageLinks
 from schemas.vocab import Expect, Via
@@ -55,6 +55,7 @@ class AutodiscoveryMiddleware:
         #: The crawl's document workers, which read the pages (in this process when there are none).
         self.workers = document_workers(crawler)
         self._warned = False  # said once that the spider cannot follow links
+        self._follower = SpiderRole[FollowsFeedLinks](FollowsFeedLinks)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -106,7 +107,7 @@ class AutodiscoveryMiddleware:
 
     def _task(self, response: Response) -> PageTask | None:
         """What reading the page takes (None when the spider cannot follow links: the page is not read)."""
-        if not isinstance(self.crawler.spider, FollowsFeedLinks):
+        if self._follower.of(self.crawler.spider) is None:
             if not self._warned:
                 self._warned = True
                 logger.warning(
@@ -122,8 +123,8 @@ class AutodiscoveryMiddleware:
     def _discover(
         self, response: Response, record: FetchRecord, task: PageTask | None, read: PageRead | None
     ) -> Iterator[Any]:
-        spider = self.crawler.spider
-        if task is None or read is None or not isinstance(spider, FollowsFeedLinks):
+        spider = self._follower.of(self.crawler.spider)
+        if task is None or read is None or spider is None:
             yield record
             return
         ctx = context_of(response)

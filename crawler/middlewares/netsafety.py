@@ -34,7 +34,7 @@ from crawler.fetch.netsafety import (
 )
 from crawler.handlers.guard import GuardedHTTPDownloadHandler, GuardedResolver, GuardPolicy, installed_guard
 from crawler.outcomes import RefusedRequest
-from crawler.requests import NamesInputHosts
+from crawler.requests import NamesInputHosts, SpiderRole
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -114,6 +114,7 @@ class NetworkSafetyMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
         self.crawler = crawler
+        self._names_hosts = SpiderRole[NamesInputHosts](NamesInputHosts)
         self.allow_private = settings.getbool("FEEDCENSUS_ALLOW_PRIVATE_NETWORKS")
         self.max_length = settings.getint("FEEDCENSUS_MAX_URL_LENGTH", DEFAULT_MAX_URL_LENGTH)
         proxies = used_proxies(settings)
@@ -130,8 +131,8 @@ class NetworkSafetyMiddleware:
 
     def trusted_hosts(self) -> Collection[str]:
         """The hosts the user named in the inputs (trusted on any address); none for a spider that names none."""
-        spider = self.crawler.spider
-        return (spider.input_hosts or ()) if isinstance(spider, NamesInputHosts) else ()
+        spider = self._names_hosts.of(self.crawler.spider)
+        return (spider.input_hosts or ()) if spider is not None else ()
 
     def _attach_guard(self) -> None:
         """Give the reactor's guard this crawl's policy, at the first request (the reactor runs by then).
