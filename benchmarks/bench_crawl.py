@@ -216,7 +216,7 @@ def measure(web: Web, crawler: str, sites: int, argv: list[str]) -> Run:
 
 #: The summary line of the document workers (crawler/extensions/progress.py: workers_line).
 WORKERS_LINE = re.compile(
-    r"workers: (\d+) process\(es\) read \d+ feeds and pages \(CPU ([\d.]+) s, peak RSS of one (\d+) MiB"
+    r"workers: (\d+) process(?:es)? read \d+ feeds and pages \(CPU ([\d.]+) s, peak RSS of one (\d+) MiB"
 )
 
 
