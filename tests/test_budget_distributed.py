@@ -13,6 +13,7 @@ import itertools
 import subprocess
 import threading
 import time
+import warnings
 from pathlib import Path
 
 from crawler.demo.routes import Entry, Route, Web
@@ -107,6 +108,20 @@ def test_three_processes_hold_the_concurrency_per_host(redis_server: RedisServer
     assert at_once == 2  # the budget is used, not only held
     workers = read_table(tmp_path / "out", "workers").to_pylist()
     assert sum(1 for w in workers if w["requests"]) >= 2, workers  # by two processes at least
+
+
+def test_the_jobs_settings_are_read_without_scrapys_deprecation_warnings() -> None:
+    """The settings a job shares with its workers are those that differ from the project's, every name read.
+    Reading them with Scrapy's ``get`` warned about DNS_RESOLVER (deprecated) in every ``crawl --frontier``."""
+    from crawler.cli.jobsettings import job_settings
+    from crawler.cli.options import project_settings
+
+    settings = project_settings()
+    settings.set("DOWNLOAD_DELAY", 2.5, priority="cmdline")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shared = job_settings(settings, project_settings())
+    assert shared == {"DOWNLOAD_DELAY": 2.5}
 
 
 def test_a_worker_runs_with_the_jobs_settings_and_refuses_its_own_that_contradict(

@@ -56,8 +56,10 @@ def job_settings(settings: Any, baseline: Any) -> dict[str, Any]:
     for name in sorted(settings.attributes):
         if is_process_setting(name):
             continue
-        value = _plain(settings.get(name))
-        if value == _plain(baseline.get(name)):
+        # settings[name], not .get(name): Scrapy's get warns on reading a deprecated name (DNS_RESOLVER), and
+        # every name is read here, so every distributed crawl printed that warning.
+        value = _plain(settings[name])
+        if value == _plain(baseline[name]):
             continue
         try:
             json.dumps(value)
