@@ -23,7 +23,9 @@ that never came from the frontier. So no request leaves for a host within three 
 (less the time a Redis answer takes) of another, whichever worker sends it (tests/test_budget_distributed.py).
 When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
 again; while no other start at the host was reserved after the unused one, the new one is now, not a
-delay later.
+delay later. The worker that fetched a host's robots.txt reserves the start of the request it fetched it
+for in the round trip that shares robots.txt (crawler/middlewares/robots.py): a ticket ahead of time
+(:meth:`PoliteDownloader.reserved`), which the host's next request waits for, with no round trip of its own.
 """
 
 from __future__ import annotations
@@ -83,6 +85,11 @@ class StartTickets:
             del self._by_host[host]
         return found is not None
 
+    def upcoming(self, host: str, now: float) -> float | None:
+        """The earliest start reserved for ``host`` ahead of ``now`` (one it must wait for), if any."""
+        ahead = [at for at in self._by_host.get(host, ()) if at > now + TIMER_EARLY]
+        return min(ahead) if ahead else None
+
     def holds(self, host: str) -> bool:
         return host in self._by_host
 
@@ -134,12 +141,31 @@ class PoliteDownloader(Downloader):
         """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``): it
         handed out one of its requests. Kept only for a host with a delay (see :meth:`_may_start`)."""
         slot = self.slots.get(key)
-        if slot is not None:
-            delay = slot.delay
-        else:
-            delay = float(self.per_slot_settings.get(key, {}).get("delay", self.settings.getfloat("DOWNLOAD_DELAY")))
-        if delay > 0:
+        if (slot.delay if slot is not None else self._delay_of(key)) > 0:
             self.starts.add(key, at)
+
+    def start_to_reserve(self, request: Request) -> tuple[str, float] | None:
+        """The host (slot key) and delay with which a start for ``request`` would be reserved in the frontier,
+        or None when its start needs no reservation (no frontier, or its host has no delay). The robots.txt
+        middleware reserves it with the round trip that shares robots.txt (:meth:`reserved`)."""
+        if not self.shared_delay:
+            return None
+        key = self.get_slot_key(request)
+        slot = self.slots.get(key)
+        delay = slot.delay if slot is not None else self._delay_of(key)
+        return (key, delay) if delay > 0 else None
+
+    def reserved(self, key: str, wait: float, at: str) -> None:
+        """A start at host ``key`` was reserved for this worker elsewhere, ``wait`` seconds from now (``at``: the
+        time reserved, Redis's clock): the host's next request waits for it (:meth:`_may_start`), and renews
+        it if its timer comes too late, as one it reserved itself."""
+        self.crawler.stats.inc_value("feedcensus/frontier/starts_reserved_with_robots")
+        self.starts.add(key, monotonic() + max(wait, 0.0))
+        self._waiting[key] = at
+
+    def _delay_of(self, key: str) -> float:
+        """The delay of host ``key`` before its slot exists: its own setting, or the job's."""
+        return float(self.per_slot_settings.get(key, {}).get("delay", self.settings.getfloat("DOWNLOAD_DELAY")))
 
     def _process_queue(self, slot: Slot) -> None:
         if slot.latercall:
@@ -166,10 +192,15 @@ class PoliteDownloader(Downloader):
         if slot.delay <= 0:
             return True
         key = self.get_slot_key(request)
-        unused = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
         held = self.starts.holds(key)
         if self.starts.use(key, now, slot.delay * TICKET_SLACK):
+            self._waiting.pop(key, None)  # the start reserved for the slot's timer (if it was one) is used
             return True
+        upcoming = self.starts.upcoming(key, now)
+        if upcoming is not None:  # a start reserved ahead (with robots.txt's share: :meth:`reserved`)
+            slot.latercall = call_later(upcoming - now, self._latercall, slot)
+            return False
+        unused = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
         why = "late" if unused else "stale" if held else "none"
         self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
         wait, at = self._reserve(key, slot.delay, unused)

@@ -125,6 +125,17 @@ class NamesInputHosts(Protocol):
     def input_hosts(self) -> Collection[str] | None: ...
 
 
+@runtime_checkable
+class ReservesStarts(Protocol):
+    """What the robots.txt middleware needs of a downloader that keeps a distributed job's delay per host
+    (crawler/downloader.py): the start of the request robots.txt was fetched for is reserved with the round
+    trip that shares robots.txt, and handed to the downloader."""
+
+    def start_to_reserve(self, request: Request) -> tuple[str, float] | None: ...
+
+    def reserved(self, key: str, wait: float, at: str) -> None: ...
+
+
 R = TypeVar("R")
 _UNSEEN = object()
 

@@ -305,3 +305,36 @@ def test_requests_held_through_a_pause_start_a_delay_apart(redis_server: RedisSe
     assert short_gaps(log, 0.4) == [], relative
     outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
     assert sorted(outcomes) == ["feed"] * len(paths), outcomes
+
+
+def test_the_request_robots_txt_was_fetched_for_gets_its_start_with_the_share(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """One process on a frontier, four hosts with a robots.txt and three feeds each, one request at a time and
+    0.3 s between requests. robots.txt takes the start the frontier reserved for the first feed of its host, so
+    that feed's start must be reserved again; it is, in the round trip that shares robots.txt (the downloader
+    waits for it), not in one of its own. Before: one more Redis round trip per host, counted as a start
+    reserved with no ticket (``starts_reserved/none``). The delay still holds at every host."""
+    hosts = ("127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4")
+    servers = [TimedServer(feeds_web(3, delay=0.02)[0], host=host) for host in hosts]
+    settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.3", "--log-level", "INFO"]
+    for server in servers:
+        server.start()
+    try:
+        urls = [a for s in servers for i in range(3) for a in ("--url", s.url_for(f"/f{i}.xml"))]
+        crawl = start(
+            "crawl", *urls, "--out", str(tmp_path / "out"), "--job-id", "j", "--frontier", redis_server.url, *settings
+        )
+        _, err = crawl.communicate(timeout=300)
+    finally:
+        for server in servers:
+            server.stop()
+    assert crawl.returncode == 0, err[-3000:]
+    assert "starts_reserved/none" not in err, err[-3000:]
+    assert "'feedcensus/frontier/starts_reserved_with_robots': 4" in err, err[-3000:]
+    for server in servers:
+        log = list(server.log)
+        assert [target for _, target in log].count("/robots.txt") == 1
+        assert len(log) == 4
+        # a ticket may be used up to a quarter of the delay after its start (crawler/downloader.py)
+        assert short_gaps(log, 2 * 0.75 * 0.3 - 0.03) == [], (server.host, sorted(log))

@@ -168,6 +168,21 @@ local function set_state(worker, state)
   info.heartbeat = now()
   redis.call('HSET', p .. 'workers', worker, cjson.encode(info))
 end
+-- A start at host reserved now (see _RESERVE_START): {the seconds to wait, the time reserved}.
+local function reserve_start(host, delay_arg, unused_arg)
+  local t = now()
+  local n, last, delay = slot_get(host)
+  if tonumber(delay_arg) then delay = tonumber(delay_arg) end
+  local conc, default_delay = budget()
+  local pause = tonumber(redis.call('HGET', p .. 'paused', host) or '0')
+  local after = last + (delay or default_delay)
+  local unused = tonumber(unused_arg)
+  if unused and math.abs(last - unused) < 0.000002 then after = 0 end
+  local at = math.max(t, after, pause)
+  slot_set(host, n, at, delay)
+  schedule(host, t)  -- the host's next take keeps the delay after this start too
+  return {tostring(at - t), string.format('%.6f', at)}
+end
 """
 
 # Push and pop carry a token, and a worker's last push and pop are kept in the hash ``last``:
@@ -417,18 +432,18 @@ return tostring(ends - t)
 # too late): while it is still the host's last start reserved, no start came since, and the new one may be now.
 # Returns {the seconds to wait, the time reserved} (as strings: Lua numbers lose their fraction).
 _RESERVE_START = """
-local t = now()
-local n, last, delay = slot_get(ARGV[2])
-if tonumber(ARGV[3]) then delay = tonumber(ARGV[3]) end
-local conc, default_delay = budget()
-local pause = tonumber(redis.call('HGET', p .. 'paused', ARGV[2]) or '0')
-local after = last + (delay or default_delay)
-local unused = tonumber(ARGV[4])
-if unused and math.abs(last - unused) < 0.000002 then after = 0 end
-local at = math.max(t, after, pause)
-slot_set(ARGV[2], n, at, delay)
-schedule(ARGV[2], t)  -- the host's next take keeps the delay after this start too
-return {tostring(at - t), string.format('%.6f', at)}
+return reserve_start(ARGV[2], ARGV[3], ARGV[4])
+"""
+
+# ARGV: prefix, netloc, what its robots.txt gave ('body <base64>' or 'error'), and a host whose next start to
+# reserve with it ('' for none) and its delay as the worker knows it ('' for none). The worker that fetched a
+# host's robots.txt shares it with every worker; the request that waited for it (robots.txt took its start)
+# gets its start in the same round trip, a delay after robots.txt's own, as _RESERVE_START would give it.
+# Returns {} or {the seconds to wait, the time reserved}.
+_SHARE_ROBOTS = """
+redis.call('HSET', p .. 'robots', ARGV[2], ARGV[3])
+if ARGV[4] == '' then return {} end
+return reserve_start(ARGV[4], ARGV[5], '')
 """
 
 # ARGV: prefix, lease seconds. Returns the URLs put back.

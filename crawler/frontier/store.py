@@ -211,10 +211,21 @@ class Frontier(JobConnection):
             return "mine", None
         return "pending", None
 
-    def share_robots(self, netloc: str, body: bytes | None) -> None:
-        """What this worker's fetch of ``netloc``'s robots.txt gave (None: it failed), for every worker."""
+    def share_robots(
+        self, netloc: str, body: bytes | None, start: tuple[str, float | None] | None = None
+    ) -> tuple[float, str] | None:
+        """What this worker's fetch of ``netloc``'s robots.txt gave (None: it failed), for every worker.
+
+        ``start``: a host and its delay (as :meth:`reserve_start` takes them) whose next start is reserved in
+        the same round trip, for the request that waited for robots.txt; then the seconds to wait for it and
+        the time reserved, as :meth:`reserve_start` answers."""
         value = "error" if body is None else "body " + base64.b64encode(body[:ROBOTS_MAX]).decode("ascii")
-        self._call("share robots.txt", self.redis.hset, self.key("robots"), netloc, value)
+        host, delay = start if start is not None else ("", None)
+        got = self._run("share_robots", netloc, value, host, "" if delay is None else repr(float(delay)))
+        if not got:
+            return None
+        wait, at = got
+        return float(wait), str(at)
 
     def share_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         """Fix the job's settings (``crawler/cli/jobsettings.py``) unless they are fixed already; the job's."""

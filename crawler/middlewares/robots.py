@@ -16,7 +16,8 @@ job's one) and shares the body; the others parse the shared body (and so apply i
 Crawl-delay too) without asking the host. A worker that waits longer than
 :data:`ROBOTS_WAIT` seconds for another's fetch fetches it itself. Every request that waited here, and
 robots.txt itself, keeps the host's delay after the job's last start to it: the downloader reserves its
-start in the frontier when it has no fresh one of its own (crawler/downloader.py).
+start in the frontier when it has no fresh one of its own (crawler/downloader.py). The worker that fetched
+robots.txt reserves the next start for the request it fetched it for in the round trip that shares it.
 
 When robots.txt cannot be fetched (a refused connection, a timeout), Scrapy
 logs the error with its whole traceback at ERROR level and crawls the site as
@@ -41,6 +42,7 @@ from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
 from crawler.extensions.jobfrontier import job_frontier
+from crawler.requests import ReservesStarts
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -132,23 +134,33 @@ class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
         waiting.callback(parser)
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
-        await super()._parse_robots(response, netloc, request)
-        self._share(netloc, response.body)
+        await super()._parse_robots(response, netloc, request)  # robots_parsed: the host's delay is known now
+        self._share(netloc, response.body, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         super()._robots_error(exc, netloc)
-        self._share(netloc, None)
+        self._share(netloc, None, None)
 
-    def _share(self, netloc: str, body: bytes | None) -> None:
+    def _share(self, netloc: str, body: bytes | None, waiting: Request | None) -> None:
+        """Share what this worker's fetch of robots.txt gave. robots.txt took the start the frontier reserved
+        for ``waiting`` (the request it was fetched for): the same round trip reserves that request's start,
+        which the downloader then waits for instead of reserving one itself."""
         if netloc not in self._fetching:
             return
         self._fetching.discard(netloc)
         from crawler.frontier import FrontierError
 
+        downloader = getattr(self.crawler.engine, "downloader", None)
+        if not isinstance(downloader, ReservesStarts):
+            downloader = None
+        start = downloader.start_to_reserve(waiting) if downloader is not None and waiting is not None else None
         try:
-            self._job_frontier().share_robots(netloc, body)
+            reserved = self._job_frontier().share_robots(netloc, body, start)
         except FrontierError as exc:
             logger.warning("frontier: could not share the robots.txt of %s: %s", netloc, exc)
+            return
+        if downloader is not None and start is not None and reserved is not None:
+            downloader.reserved(start[0], *reserved)
 
     def _job_frontier(self) -> Any:
         if self._frontier is None:
