@@ -17,9 +17,9 @@ In a distributed job the frontier reserves a start at a host each time it hands 
 host with a delay starts at once only while a ticket of its host is fresh (a quarter of the delay at
 most). Any other start first reserves one in the frontier (one Redis round trip) and waits until then: the
 robots.txt fetched for a request that waited before it was sent, a request that waited for robots.txt
-(whose ``Crawl-delay`` the frontier may not have known when it handed the request out: reading robots.txt
-drops the host's tickets) or for a host's pause to end, one held in this worker past its ticket, one
-that never came from the frontier. So no request leaves for a host within three quarters of its delay
+past its ticket or whose ticket robots.txt dropped (a ``Crawl-delay`` longer than the delay the frontier
+spaced the host's starts by: :meth:`PoliteDownloader.delay_raised`), or for a host's pause to end, one held
+in this worker past its ticket, one that never came from the frontier. So no request leaves for a host within three quarters of its delay
 (less the time a Redis answer takes) of another, whichever worker sends it (tests/test_budget_distributed.py).
 When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
 again; while no other start at the host was reserved after the unused one, the new one is now, not a
@@ -34,7 +34,6 @@ import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
 from scrapy.core.downloader import Downloader
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
@@ -126,14 +125,12 @@ class PoliteDownloader(Downloader):
         #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
         self._waiting: dict[str, str] = {}
         self._frontier: Any = None
-        if self.shared_delay:
-            crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
 
-    def _robots_parsed(self, robotparser: Any, request: Request) -> None:
-        """The host's robots.txt is read here (fetched, or another worker's): the starts the frontier reserved
-        for its requests so far kept the job's delay, not a Crawl-delay robots.txt may ask for. Those
-        requests reserve their starts again, with the host's delay as this worker now knows it."""
-        key = self.get_slot_key(request)
+    def delay_raised(self, key: str) -> None:
+        """Host ``key``'s delay grew (its robots.txt asks for a longer ``Crawl-delay``: crawler/extensions/throttle.py):
+        the starts the frontier reserved for its requests so far kept the shorter one. Those requests reserve
+        their starts again, with the host's delay as this worker now knows it. A robots.txt that asks for no
+        longer delay leaves them: reading it costs no round trip more."""
         self.starts.drop(key)
         self._waiting.pop(key, None)  # reserved with the delay known before: not to be renewed
 

@@ -338,3 +338,48 @@ def test_the_request_robots_txt_was_fetched_for_gets_its_start_with_the_share(
         assert len(log) == 4
         # a ticket may be used up to a quarter of the delay after its start (crawler/downloader.py)
         assert short_gaps(log, 2 * 0.75 * 0.3 - 0.03) == [], (server.host, sorted(log))
+
+
+def test_a_robots_txt_read_from_the_job_drops_the_tickets_only_when_it_asks_for_a_longer_delay(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Two hosts whose robots.txt another worker of the job already shared: one without a Crawl-delay, one
+    with ``Crawl-delay: 1`` (the job's delay is 0.3 s). The first request of each waits for robots.txt in this
+    worker with the start its take reserved. The first host's robots.txt asks for no longer delay, so that start
+    still holds and is used: no round trip more. The second's does: the start kept the shorter delay, so it is
+    dropped and reserved again (one ``starts_reserved/none``), and the Crawl-delay holds. Before, both were
+    dropped: two reservations."""
+    from crawler.frontier import Frontier
+
+    plain, slow = (
+        TimedServer(feeds_web(3, delay=0.02)[0], host="127.0.0.1"),
+        TimedServer(feeds_web(3, delay=0.02)[0], host="127.0.0.2"),
+    )
+    settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.3", "--log-level", "INFO"]
+    for server in (plain, slow):
+        server.start()
+    try:
+        frontier = Frontier.connect(redis_server.url, "j", "another-worker")
+        try:
+            for server, robots in (
+                (plain, b"User-agent: *\nDisallow: /private/\n"),
+                (slow, b"User-agent: *\nCrawl-delay: 1\n"),
+            ):
+                frontier.share_robots(f"{server.host}:{server.port}", robots)
+        finally:
+            frontier.close()
+        urls = [a for s in (plain, slow) for i in range(3) for a in ("--url", s.url_for(f"/f{i}.xml"))]
+        crawl = start(
+            "crawl", *urls, "--out", str(tmp_path / "out"), "--job-id", "j", "--frontier", redis_server.url, *settings
+        )
+        _, err = crawl.communicate(timeout=300)
+    finally:
+        for server in (plain, slow):
+            server.stop()
+    assert crawl.returncode == 0, err[-3000:]
+    assert "'feedcensus/frontier/starts_reserved/none': 1," in err, err[-3000:]
+    for server, delay in ((plain, 0.3), (slow, 1.0)):
+        log = list(server.log)
+        assert [target for _, target in log] == [target for _, target in log if target.endswith(".xml")]  # from the job
+        assert len(log) == 3
+        assert short_gaps(log, 2 * 0.75 * delay - 0.03) == [], (server.host, sorted(log))

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.extensions.throttle import AutoThrottle
 
+from crawler.requests import ReservesStarts
+
 if TYPE_CHECKING:
     from typing import Self
 
@@ -95,6 +97,7 @@ class CrawlDelay:
         settings = crawler.settings
         self.crawler = crawler
         self.cap = settings.getfloat("FEEDCENSUS_CRAWL_DELAY_MAX")
+        self.default_delay = settings.getfloat("DOWNLOAD_DELAY")
         self.agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
         crawler.signals.connect(self.robots_parsed, signal=signals.robots_parsed)
 
@@ -117,12 +120,15 @@ class CrawlDelay:
         downloader = engine.downloader
         key = downloader.get_slot_key(request)
         entry = downloader.per_slot_settings.setdefault(key, {})
+        slot = downloader.slots.get(key)
+        before = slot.delay if slot is not None else float(entry.get("delay", self.default_delay))
         entry[CRAWL_DELAY] = seconds
         entry["delay"] = max(float(entry.get("delay", 0.0)), seconds)  # a slot made later for the host starts so
         entry["jitter"] = 0  # Scrapy's ±50 % would let two requests come half a Crawl-delay apart
-        slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, seconds)
             slot.jitter = 0
+        if seconds > before and isinstance(downloader, ReservesStarts):
+            downloader.delay_raised(key)  # the job's starts reserved for the host kept the shorter delay
         self.crawler.stats.inc_value("politeness/crawl_delay_hosts")
         logger.info("%s asks for Crawl-delay %s s in its robots.txt: %.1f s between requests", key, asked, seconds)
