@@ -1280,3 +1280,28 @@ def test_a_start_reserved_keeps_the_hosts_delay_and_pause_and_an_unused_one_may_
     assert 0.9 < wait <= 1.0  # never inside the host's pause
     for frontier in (a, b, c):
         frontier.close()
+
+
+def test_robots_txt_is_claimed_or_read_in_one_round_trip(redis_server: RedisServer) -> None:
+    """The first worker to ask for a host's robots.txt claims its fetch; another reads what the job holds:
+    pending while the fetch runs, then the body (or the error). Each question is one round trip (before, a
+    worker that did not claim it sent two: the claim, then the read)."""
+    first, other = connect(redis_server, worker="w1"), connect(redis_server, worker="w2")
+    try:
+        for frontier in (first, other):  # a script's first run loads it into Redis (more commands, once)
+            frontier.robots(f"warm-up-{frontier.worker}.example:80")
+        answers = []
+        for frontier in (first, other, first):
+            before = frontier.commands
+            answers.append(frontier.robots("h.example:80"))
+            assert frontier.commands == before + 1
+        assert answers == [("mine", None), ("pending", None), ("mine", None)]
+        first.share_robots("h.example:80", b"User-agent: *\nDisallow: /x\n")
+        before = other.commands
+        assert other.robots("h.example:80") == ("body", b"User-agent: *\nDisallow: /x\n")
+        assert other.commands == before + 1
+        first.share_robots("h2.example:80", None)
+        assert other.robots("h2.example:80") == ("error", None)
+    finally:
+        first.close()
+        other.close()

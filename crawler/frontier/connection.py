@@ -24,6 +24,7 @@ from redis.retry import Retry
 from crawler.frontier.scripts import (
     _CLAIM,
     _CLAIM_NOT_DUE,
+    _CLAIM_ROBOTS,
     _FINISH,
     _HEARTBEAT,
     _LEASE,
@@ -104,6 +105,7 @@ class JobConnection:
                 ("heartbeat", _HEARTBEAT),
                 ("pause_host", _PAUSE_HOST),
                 ("reserve_start", _RESERVE_START),
+                ("claim_robots", _CLAIM_ROBOTS),
                 ("share_robots", _SHARE_ROBOTS),
                 ("requeue_dead", _REQUEUE_DEAD),
                 ("unregister", _UNREGISTER),

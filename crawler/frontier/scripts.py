@@ -435,6 +435,13 @@ _RESERVE_START = """
 return reserve_start(ARGV[2], ARGV[3], ARGV[4])
 """
 
+# ARGV: prefix, netloc, 'pending <worker>'. The job's robots.txt of netloc: '' when this worker now claims its fetch
+# (nobody had), else what the job holds ('pending <worker>', 'body <base64>' or 'error').
+_CLAIM_ROBOTS = """
+if redis.call('HSETNX', p .. 'robots', ARGV[2], ARGV[3]) == 1 then return '' end
+return redis.call('HGET', p .. 'robots', ARGV[2])
+"""
+
 # ARGV: prefix, netloc, what its robots.txt gave ('body <base64>' or 'error'), and a host whose next start to
 # reserve with it ('' for none) and its delay as the worker knows it ('' for none). The worker that fetched a
 # host's robots.txt shares it with every worker; the request that waited for it (robots.txt took its start)

@@ -197,11 +197,11 @@ class Frontier(JobConnection):
     def robots(self, netloc: str) -> tuple[str, bytes | None]:
         """The job's robots.txt of ``netloc``, read once for every worker: ('mine', None) when this worker
         is now the one to fetch it, ('body', bytes) when a worker read it, ('error', None) when its fetch
-        failed (the site is crawled as if it allowed everything), ('pending', None) while another fetches it."""
-        key = self.key("robots")
-        if self._call("claim robots.txt", self.redis.hsetnx, key, netloc, f"pending {self.worker}"):
+        failed (the site is crawled as if it allowed everything), ('pending', None) while another fetches it.
+        One round trip: the claim and the read are one script."""
+        value = str(self._run("claim_robots", netloc, f"pending {self.worker}") or "")
+        if not value:
             return "mine", None
-        value = str(self._call("read robots.txt", self.redis.hget, key, netloc) or "")
         kind, _, rest = value.partition(" ")
         if kind == "body":
             return "body", base64.b64decode(rest)
