@@ -14,6 +14,8 @@ import subprocess
 import threading
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from crawler.demo.routes import Entry, Route, Web
@@ -42,9 +44,8 @@ def feeds_web(n: int, delay: float) -> tuple[Web, list[str]]:
     return web, paths
 
 
-def crawl_three(redis: RedisServer, out: Path, server: TimedServer, paths: list[str], settings: list[str]) -> None:
-    """A coordinator and two workers crawl ``paths`` as one job; each exits 0."""
-    urls = [a for p in paths for a in ("--url", server.url_for(p))]
+def run_three(redis: RedisServer, out: Path, urls: list[str], settings: list[str]) -> None:
+    """A coordinator and two workers crawl ``urls`` (``--url`` arguments) as job ``j``; each exits 0."""
     procs = [
         start("worker", "--frontier", redis.url, "--job", "j", "--out", str(out), *settings),
         start("worker", "--frontier", redis.url, "--job", "j", "--out", str(out), *settings),
@@ -57,6 +58,30 @@ def crawl_three(redis: RedisServer, out: Path, server: TimedServer, paths: list[
     for proc, err in results:
         assert proc.returncode == 0, err[-3000:]
         assert "Traceback" not in err, err[-3000:]
+
+
+def crawl_alone(redis: RedisServer, out: Path, urls: list[str], settings: list[str]) -> str:
+    """One ``crawl --frontier`` of ``urls`` as job ``j``, no worker beside it; it exits 0. Its stderr."""
+    crawl = start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis.url, *settings)
+    _, err = crawl.communicate(timeout=300)
+    assert crawl.returncode == 0, err[-3000:]
+    return err
+
+
+@contextmanager
+def serving(servers: list[TimedServer]) -> Iterator[None]:
+    for server in servers:
+        server.start()
+    try:
+        yield
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def crawl_three(redis: RedisServer, out: Path, server: TimedServer, paths: list[str], settings: list[str]) -> None:
+    """A coordinator and two workers crawl ``paths`` as one job; each exits 0 and every feed is recorded."""
+    run_three(redis, out, [a for p in paths for a in ("--url", server.url_for(p))], settings)
     outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
     assert sorted(outcomes) == ["feed"] * len(paths), outcomes
 
@@ -170,23 +195,10 @@ def test_three_processes_keep_a_crawl_delay_learned_at_a_hand_over(redis_server:
     settings = [
         *BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.1", "-s", "FEEDCENSUS_FRONTIER_PREFETCH=4",
     ]  # fmt: skip
-    for server in servers:
-        server.start()
-    try:
+    out = tmp_path / "out"
+    with serving(servers):  # started first: a server's URLs name its port
         urls = [a for s in servers for p in paths for a in ("--url", s.url_for(p))]
-        out = tmp_path / "out"
-        procs = [
-            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
-            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
-            start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *settings),
-        ]
-        errs = [proc.communicate(timeout=300)[1] for proc in reversed(procs)]
-    finally:
-        for server in servers:
-            server.stop()
-    for proc, err in zip(reversed(procs), errs, strict=True):
-        assert proc.returncode == 0, err[-3000:]
-        assert "Traceback" not in err, err[-3000:]
+        run_three(redis_server, out, urls, settings)
     outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
     assert sorted(outcomes) == ["feed"] * (len(urls) // 2), outcomes
     for server in servers:
@@ -236,19 +248,10 @@ def test_three_processes_keep_the_delay_when_a_retry_after_pause_ends(
         *BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.4", "-s", "ROBOTSTXT_OBEY=False",
         "-s", "FEEDCENSUS_FRONTIER_PREFETCH=4",
     ]  # fmt: skip
+    out = tmp_path / "out"
     with TimedServer(web) as server:
-        urls = [a for p in paths for a in ("--url", server.url_for(p))]
-        out = tmp_path / "out"
-        procs = [
-            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
-            start("worker", "--frontier", redis_server.url, "--job", "j", "--out", str(out), *settings),
-            start("crawl", *urls, "--out", str(out), "--job-id", "j", "--frontier", redis_server.url, *settings),
-        ]
-        errs = [proc.communicate(timeout=300)[1] for proc in reversed(procs)]
+        run_three(redis_server, out, [a for p in paths for a in ("--url", server.url_for(p))], settings)
         log = sorted(server.log)
-    for proc, err in zip(reversed(procs), errs, strict=True):
-        assert proc.returncode == 0, err[-3000:]
-        assert "Traceback" not in err, err[-3000:]
     assert web.refused is not None
     relative = [(round(t - web.refused, 3), target) for t, target in log]
     assert short_gaps(log, 0.4) == [], relative
@@ -318,18 +321,9 @@ def test_the_request_robots_txt_was_fetched_for_gets_its_start_with_the_share(
     hosts = ("127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4")
     servers = [TimedServer(feeds_web(3, delay=0.02)[0], host=host) for host in hosts]
     settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.3", "--log-level", "INFO"]
-    for server in servers:
-        server.start()
-    try:
+    with serving(servers):
         urls = [a for s in servers for i in range(3) for a in ("--url", s.url_for(f"/f{i}.xml"))]
-        crawl = start(
-            "crawl", *urls, "--out", str(tmp_path / "out"), "--job-id", "j", "--frontier", redis_server.url, *settings
-        )
-        _, err = crawl.communicate(timeout=300)
-    finally:
-        for server in servers:
-            server.stop()
-    assert crawl.returncode == 0, err[-3000:]
+        err = crawl_alone(redis_server, tmp_path / "out", urls, settings)
     assert "starts_reserved/none" not in err, err[-3000:]
     assert "'feedcensus/frontier/starts_reserved_with_robots': 4" in err, err[-3000:]
     for server in servers:
@@ -356,9 +350,7 @@ def test_a_robots_txt_read_from_the_job_drops_the_tickets_only_when_it_asks_for_
         TimedServer(feeds_web(3, delay=0.02)[0], host="127.0.0.2"),
     )
     settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.3", "--log-level", "INFO"]
-    for server in (plain, slow):
-        server.start()
-    try:
+    with serving([plain, slow]):  # started first: the robots.txt shared is keyed by the host's port
         frontier = Frontier.connect(redis_server.url, "j", "another-worker")
         try:
             for server, robots in (
@@ -369,14 +361,7 @@ def test_a_robots_txt_read_from_the_job_drops_the_tickets_only_when_it_asks_for_
         finally:
             frontier.close()
         urls = [a for s in (plain, slow) for i in range(3) for a in ("--url", s.url_for(f"/f{i}.xml"))]
-        crawl = start(
-            "crawl", *urls, "--out", str(tmp_path / "out"), "--job-id", "j", "--frontier", redis_server.url, *settings
-        )
-        _, err = crawl.communicate(timeout=300)
-    finally:
-        for server in (plain, slow):
-            server.stop()
-    assert crawl.returncode == 0, err[-3000:]
+        err = crawl_alone(redis_server, tmp_path / "out", urls, settings)
     assert "'feedcensus/frontier/starts_reserved/none': 1," in err, err[-3000:]
     for server, delay in ((plain, 0.3), (slow, 1.0)):
         log = list(server.log)
