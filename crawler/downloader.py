@@ -138,8 +138,7 @@ class PoliteDownloader(Downloader):
     def ticket(self, key: str, at: float) -> None:
         """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``): it
         handed out one of its requests. Kept only for a host with a delay (see :meth:`_may_start`)."""
-        slot = self.slots.get(key)
-        if (slot.delay if slot is not None else self._delay_of(key)) > 0:
+        if self._delay_of(key) > 0:
             self.starts.add(key, at)
 
     def start_to_reserve(self, request: Request) -> tuple[str, float] | None:
@@ -149,8 +148,7 @@ class PoliteDownloader(Downloader):
         if not self.shared_delay:
             return None
         key = self.get_slot_key(request)
-        slot = self.slots.get(key)
-        delay = slot.delay if slot is not None else self._delay_of(key)
+        delay = self._delay_of(key)
         return (key, delay) if delay > 0 else None
 
     def reserved(self, key: str, wait: float, at: str) -> None:
@@ -162,7 +160,10 @@ class PoliteDownloader(Downloader):
         self._waiting[key] = at
 
     def _delay_of(self, key: str) -> float:
-        """The delay of host ``key`` before its slot exists: its own setting, or the job's."""
+        """The delay of host ``key``: its slot's, or before its slot exists its own setting, or the job's."""
+        slot = self.slots.get(key)
+        if slot is not None:
+            return float(slot.delay)
         return float(self.per_slot_settings.get(key, {}).get("delay", self.settings.getfloat("DOWNLOAD_DELAY")))
 
     def _process_queue(self, slot: Slot) -> None:

@@ -168,10 +168,10 @@ class HostPauseMiddleware:
             return  # already held for this pause
         if slot.latercall is not None:
             slot.latercall.cancel()
-        slot.latercall = call_later(pause.remaining(now), self._resume, downloader, key, slot)
+        slot.latercall = call_later(pause.remaining(now), self._resume, downloader, slot)
         self._held[key] = pause
 
-    def _resume(self, downloader: Downloader, key: str, slot: Any) -> None:
+    def _resume(self, downloader: Downloader, slot: Any) -> None:
         """The pause is over: the slot's requests go. In a distributed job each one first reserves its start in
         the frontier (crawler/downloader.py), so every worker holding requests of the host, resuming at the same
         moment, keeps the host's delay after the job's last start to it, one request at a time."""
