@@ -1,6 +1,6 @@
 """The distributed job's frontier, for the components that share a host's state with the job's other
-workers (the robots.txt and host-pause middlewares, the downloader's start tickets). One place that finds it, and only in a distributed crawl: a plain crawl
-never imports the frontier (redis, scrapy-redis)."""
+workers (the robots.txt and host-pause middlewares, the downloader's start tickets). One place that finds
+it, and only in a distributed crawl: a plain crawl never imports the frontier (redis, scrapy-redis)."""
 
 from __future__ import annotations
 
