@@ -11,9 +11,10 @@ AutoThrottle on (the project's defaults), ``CONCURRENT_REQUESTS_PER_DOMAIN=--lim
   and a plain ``feedcensus crawl --seeds``: the ratio of their rates;
 * **(b)** 1, 2 and 4 crawl processes on one Redis frontier (``crawl --frontier URL --job-id J`` plus
   ``worker --frontier URL --job J``; a fresh ``redis-server`` per run), each process with its
-  children held to ``--quota`` of a core by a cgroup v1 CPU quota (``/sys/fs/cgroup/cpu/fc-bench-*``,
-  root only), so each stands in for a small machine: rate, the 2/1 and 4/1 ratios, Redis CPU
-  (``INFO cpu``) and commands executed (``INFO commandstats``) per response;
+  children held to ``--quota`` of a core by a cgroup v1 CPU quota counted over ``--period`` ms
+  (``/sys/fs/cgroup/cpu/fc-bench-*``, root only), so each stands in for a small machine: rate, the
+  2/1 and 4/1 ratios, Redis CPU (``INFO cpu``) and commands executed (``INFO commandstats``) per
+  response;
 * **(c)** a crawl of the feeds themselves (an OPML list) into a fresh dataset, then the same again
   with ``--ignore-hints``, where every feed answers 304: the time ratio.
 
@@ -98,8 +99,10 @@ class Run:
 class Options:
     limit: int
     delay: float
-    quota_us: int
+    quota_us: int  # per period_us
     timeout: float
+    #: The CFS period the quota is counted over (scalerig.PERIOD_US: 10 ms unless --period says otherwise).
+    period_us: int = PERIOD_US
     #: Give the workers the same ``-s`` settings as the coordinator (needed today); False: they join with the
     #: job's own settings (``--frontier`` and ``--job`` alone, as issue 41 asks).
     worker_settings: bool = True
@@ -129,10 +132,11 @@ class Options:
         return settings_args(s)
 
 
-def _measure(argvs: list[list[str]], groups: CpuGroups, quota_us: int, timeout: float) -> tuple[list[Measured], float]:
+def _measure(argvs: list[list[str]], groups: CpuGroups, quota_us: int, opts: Options) -> tuple[list[Measured], float]:
     """Run the commands side by side, each in its own CPU group; their results and the wall time of the lot.
-    Past ``timeout`` seconds everything in the groups is killed (the run then shows non-zero exits)."""
-    cgs = [groups.make(quota_us) for _ in argvs]
+    Past ``opts.timeout`` seconds everything in the groups is killed (the run then shows non-zero exits)."""
+    cgs = [groups.make(quota_us, opts.period_us) for _ in argvs]
+    timeout = opts.timeout
     done = threading.Event()
 
     def watchdog() -> None:
@@ -156,7 +160,7 @@ def run_group(web: Web, groups: CpuGroups, name: str, argvs: list[list[str]], op
     cpu0 = web.cpu()
     print(f"  {name:14} ...", end="", file=sys.stderr, flush=True)
     since = time.time()
-    procs, wall = _measure(argvs, groups, quota_us, opts.timeout)
+    procs, wall = _measure(argvs, groups, quota_us, opts)
     web.flush()
     requests = scalelog.read_log(log)
     figures = scalelog.by_host(requests)
@@ -469,7 +473,11 @@ def markdown(result: Result, command: str, label: str) -> str:
         _redis_rows(result),
     )
     targets = md_table(["target", "measured", "met"], [[a, b, "yes" if ok else "NO"] for a, b, ok in result.targets])
-    quota = "no limit" if opts.quota_us < 0 else f"{opts.quota_us / PERIOD_US:.2f} of a core"
+    quota = (
+        "no limit"
+        if opts.quota_us < 0
+        else f"{opts.quota_us / opts.period_us:.2f} of a core (a CFS quota over {opts.period_us / 1000:g} ms periods)"
+    )
     joined = (
         "workers given the same `-s` settings"
         if opts.worker_settings
@@ -525,6 +533,9 @@ def main(argv: list[str] | None = None) -> Result:
     parser.add_argument("--delay", type=float, default=0.25, help="DOWNLOAD_DELAY, seconds")
     parser.add_argument("--procs", default="1,2,4", help="frontier runs: processes in each")
     parser.add_argument("--quota", type=float, default=0.25, help="cores per frontier process (cgroup CPU quota)")
+    parser.add_argument(
+        "--period", type=float, default=PERIOD_US / 1000, help="the CFS period the quota is counted over, ms (1-1000)"
+    )
     parser.add_argument("--parts", default="abc", help="a: bare vs plain, b: frontier runs, c: 304 re-crawl")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before a run is stopped")
     parser.add_argument(
@@ -545,8 +556,13 @@ def main(argv: list[str] | None = None) -> Result:
         plan = realweb.Plan(args.sites, args.hosts, args.large)
     except ValueError as exc:
         raise SystemExit(f"bench_scale: {exc}") from None
-    quota_us = -1 if args.quota <= 0 else int(args.quota * PERIOD_US)
-    opts = Options(args.limit, args.delay, quota_us, args.timeout, not args.workers_without_settings)
+    if not 1 <= args.period <= 1000:
+        parser.error("--period: 1 to 1000 ms (what the kernel takes)")
+    period_us = round(args.period * 1000)
+    quota_us = -1 if args.quota <= 0 else int(args.quota * period_us)
+    if 0 <= quota_us < 1000:
+        parser.error("--quota x --period: at least 1 ms of CPU a period (the kernel's least quota)")
+    opts = Options(args.limit, args.delay, quota_us, args.timeout, not args.workers_without_settings, period_us)
     procs = [int(p) for p in args.procs.split(",") if p.strip()]
     result = run(plan, opts, procs, args.latency, args.parts)
     command = " ".join(["python benchmarks/bench_scale.py", *(argv if argv is not None else sys.argv[1:])])

@@ -6,6 +6,7 @@ No crawl runs here; the benchmark itself is ``benchmarks/bench_scale.py``.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,8 +15,10 @@ import pytest
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_scale
 import realweb
 import scalelog
+import scalerig
 from scalelog import Request
 
 
@@ -126,3 +129,38 @@ def test_conditional_requests() -> None:
     assert not realweb.not_modified({b"if-modified-since": b"Mon, 01 Jan 2024 00:00:00 GMT"}, 7)
     assert not realweb.not_modified({b"if-modified-since": b"garbage"}, 7)
     assert not realweb.not_modified({}, 7)
+
+
+@pytest.mark.skipif(
+    not os.access(scalerig.CGROUP_ROOT, os.W_OK), reason="needs a writable cgroup v1 CPU hierarchy (root)"
+)
+def test_a_cpu_group_holds_its_quota_over_the_period_asked_for() -> None:
+    def period_and_quota(group: Path) -> tuple[int, int]:
+        return int((group / "cpu.cfs_period_us").read_text()), int((group / "cpu.cfs_quota_us").read_text())
+
+    groups = scalerig.CpuGroups()
+    try:
+        default = groups.make(2_500)
+        coarse = groups.make(25_000, 100_000)
+        assert period_and_quota(default) == (scalerig.PERIOD_US, 2_500) == (10_000, 2_500)
+        assert period_and_quota(coarse) == (100_000, 25_000)
+    finally:
+        groups.remove()
+    assert not default.exists() and not coarse.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--period", "0.5"], "--period: 1 to 1000 ms"),
+        (["--period", "2000"], "--period: 1 to 1000 ms"),
+        (["--quota", "0.05", "--period", "10"], "at least 1 ms of CPU a period"),
+    ],
+)
+def test_a_period_or_quota_the_kernel_refuses_is_one_line_before_anything_runs(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        bench_scale.main(argv)
+    assert stop.value.code == 2
+    assert says in capsys.readouterr().err
