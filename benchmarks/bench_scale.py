@@ -523,6 +523,24 @@ def update_results(block: str, label: str) -> None:
     print(f"wrote {RESULTS} (block {label!r})", file=sys.stderr)
 
 
+def options(args: argparse.Namespace) -> Options:
+    """The runs' options from the command line's; ValueError for a CPU quota the kernel would refuse."""
+    if not 1 <= args.period <= 1000:
+        raise ValueError("--period: 1 to 1000 ms (what the kernel takes)")
+    period_us = round(args.period * 1000)
+    quota_us = -1 if args.quota <= 0 else int(args.quota * period_us)
+    if 0 <= quota_us < 1000:
+        raise ValueError("--quota x --period: at least 1 ms of CPU a period (the kernel's least quota)")
+    return Options(
+        args.limit,
+        args.delay,
+        quota_us,
+        args.timeout,
+        period_us=period_us,
+        worker_settings=not args.workers_without_settings,
+    )
+
+
 def main(argv: list[str] | None = None) -> Result:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sites", type=int, default=3000)
@@ -556,13 +574,10 @@ def main(argv: list[str] | None = None) -> Result:
         plan = realweb.Plan(args.sites, args.hosts, args.large)
     except ValueError as exc:
         raise SystemExit(f"bench_scale: {exc}") from None
-    if not 1 <= args.period <= 1000:
-        parser.error("--period: 1 to 1000 ms (what the kernel takes)")
-    period_us = round(args.period * 1000)
-    quota_us = -1 if args.quota <= 0 else int(args.quota * period_us)
-    if 0 <= quota_us < 1000:
-        parser.error("--quota x --period: at least 1 ms of CPU a period (the kernel's least quota)")
-    opts = Options(args.limit, args.delay, quota_us, args.timeout, not args.workers_without_settings, period_us)
+    try:
+        opts = options(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     procs = [int(p) for p in args.procs.split(",") if p.strip()]
     result = run(plan, opts, procs, args.latency, args.parts)
     command = " ".join(["python benchmarks/bench_scale.py", *(argv if argv is not None else sys.argv[1:])])

@@ -6,6 +6,7 @@ No crawl runs here; the benchmark itself is ``benchmarks/bench_scale.py``.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -164,3 +165,15 @@ def test_a_period_or_quota_the_kernel_refuses_is_one_line_before_anything_runs(
         bench_scale.main(argv)
     assert stop.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_options_carry_the_period_and_the_quota_over_it() -> None:
+    def parsed(**given: object) -> argparse.Namespace:
+        defaults = {"limit": 2, "delay": 0.25, "timeout": 600.0, "quota": 0.25, "period": 10.0}
+        return argparse.Namespace(**{**defaults, "workers_without_settings": False, **given})
+
+    opts = bench_scale.options(parsed())
+    assert (opts.period_us, opts.quota_us, opts.worker_settings) == (10_000, 2_500, True)
+    opts = bench_scale.options(parsed(period=100.0, quota=0.5, workers_without_settings=True))
+    assert (opts.period_us, opts.quota_us, opts.worker_settings) == (100_000, 50_000, False)
+    assert bench_scale.options(parsed(quota=0)).quota_us == -1
