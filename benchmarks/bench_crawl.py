@@ -311,9 +311,9 @@ def run(
             if first is not None:
                 shutil.rmtree(first, ignore_errors=True)
         for n in memory_sizes:
-            done = best(runs, "ours", n)
-            if done is not None:
-                memory_runs.append(done)
+            fastest = best(runs, "ours", n)
+            if fastest is not None:
+                memory_runs.append(fastest)
                 continue
             seeds, _ = write_inputs(web, n)
             memory_runs.append(run_ours(web, n, seeds))

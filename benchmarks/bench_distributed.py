@@ -317,7 +317,7 @@ class Pusher:
         return self.push(home, self.contexts[home], is_input=True)
 
     def feed(self, home: str, feed: str) -> int:
-        from schemas.items import Expect, Via
+        from schemas.vocab import Expect, Via
 
         return self.push(feed, self.contexts[home].child(Via.AUTODISCOVERY, home, Expect.FEED))
 

@@ -42,7 +42,8 @@ def measure(hosts: int, takes: int, per_host: int) -> list[object]:
             frontier.push_many(batch)
         after = int(frontier.redis.info("memory")["used_memory"])
         queued = hosts * per_host
-        times, done = [], []
+        times: list[float] = []
+        done: list[tuple[str, float | None]] = []
         for _ in range(takes):
             started = time.perf_counter()
             got = frontier.take(16, done=done)

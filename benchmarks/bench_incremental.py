@@ -96,7 +96,9 @@ def counts(out: Path, job: str, name: str, seconds: float, requests: int) -> Run
     (parsed,) = con.execute(f"SELECT count(*) FILTER (WHERE changed) FROM {feeds}").fetchone() or (0,)
     n_items = 0
     if items:
-        (n_items,) = con.execute(f"SELECT count(*) FROM read_parquet('{out}/items/job_id={job}/*.parquet')").fetchone()
+        (n_items,) = con.execute(
+            f"SELECT count(*) FROM read_parquet('{out}/items/job_id={job}/*.parquet')"
+        ).fetchone() or (0,)
     return RunCounts(name, seconds, requests, int(body), int(parsed), int(n_items), outcomes)
 
 

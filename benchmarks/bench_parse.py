@@ -113,7 +113,7 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
     import asyncio
 
     from pipelines.dataset.commits import arrow_table
-    from pipelines.document.jobs import Job, Lost
+    from pipelines.document.jobs import Job, Lost, Parsed
     from pipelines.document.pool import DocumentPool
     from schemas.tables import TABLES, Encoded
 
@@ -121,7 +121,7 @@ def make_pooled(feeds: list[tuple[str, bytes]], workers: int) -> tuple[Callable[
     loop = asyncio.new_event_loop()
     docs = [(f"https://bench.example/{name}", body) for name, body in feeds]
 
-    async def answers() -> list[object]:
+    async def answers() -> list[Parsed | Lost]:
         return await asyncio.gather(*(pool.run(Job(bench_document(url, body))) for url, body in docs))
 
     def one_round() -> int:

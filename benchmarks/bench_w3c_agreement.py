@@ -42,7 +42,8 @@ REPO = BENCH_DIR.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.common import CORPUS, WORK  # noqa: E402
+from common import CORPUS, WORK  # noqa: E402
+
 from crawler.cli.documents import not_feed_findings  # noqa: E402
 from pipelines.document.checks import NOT_FEED_RULES, RULES, Finding, check_feed  # noqa: E402
 from pipelines.document.checks.rules import ATOM, NAMESPACE, PROFILE, RSS1, RSS2  # noqa: E402
