@@ -22,9 +22,10 @@ from common import PYTHON, WORK
 
 CGROUP_ROOT = Path("/sys/fs/cgroup/cpu")
 #: The CFS period a group's quota is counted over, by default. The kernel's own default, 100 ms, lets a
-#: process held to a quarter of a core run 25 ms and then stop for 75: a freeze no small machine has,
-#: long enough to hold a request the frontier has started for most of a host's delay. Over 10 ms the
-#: same quarter is spread as a slower machine would spread it (stops of 7.5 ms at most).
+#: process held to a quarter of a core run 25 ms at full speed and then stop for 75: neither the burst nor
+#: the stop is what a slower machine does, and the stop holds a request already started for a good part
+#: of a host's delay. Over 10 ms the quarter is spread as a slower machine spreads it (stops of 7.5 ms at
+#: most). Figures: benchmarks/RESULTS.md, section 13.
 PERIOD_US = 10_000
 
 
