@@ -1,4 +1,5 @@
-"""The arithmetic of the scale benchmark's log analyser (``benchmarks/scalelog.py``) and its web's plan.
+"""The arithmetic of the scale benchmark's log analyser (``benchmarks/scalelog.py``), its web's plan, and
+its CPU groups and their options (``benchmarks/scalerig.py``, ``bench_scale.options``).
 
 Hand-made request logs with known answers: peaks, gaps, Retry-After windows, robots.txt fetches.
 No crawl runs here; the benchmark itself is ``benchmarks/bench_scale.py``.
@@ -162,7 +163,7 @@ def test_a_period_or_quota_the_kernel_refuses_is_one_line_before_anything_runs(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as stop:
-        bench_scale.main(argv)
+        bench_scale.main([*argv, "--parts", "a"])  # part a alone: no cgroup needed to get this far
     assert stop.value.code == 2
     assert says in capsys.readouterr().err
 
