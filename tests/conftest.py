@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -172,9 +173,9 @@ def feed_ends(out: Path) -> dict[str, str]:
     return {r["url"]: r["final_url"] or r["url"] for r in read_table(out, "feeds").to_pylist()}
 
 
-def feed_row(url: str, at: object, **extra: object) -> dict[str, object]:
+def feed_row(url: str, at: object, **extra: object) -> dict[str, Any]:
     """A minimal ``feeds`` row of a well-formed RSS 2.0 feed fetched at ``at``, for datasets written by hand."""
-    row: dict[str, object] = {
+    row: dict[str, Any] = {
         "url": url, "final_url": url, "status": 200, "format": "rss", "version": "2.0", "well_formed": True,
         "item_count": 0, "discovered_via": "url", "bytes": 100, "fetched_at": at,
     }  # fmt: skip

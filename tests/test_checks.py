@@ -13,6 +13,7 @@ import time
 from dataclasses import FrozenInstanceError
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from hypothesis import given, settings
@@ -695,7 +696,7 @@ def test_military_zones_are_valid_read_as_utc_and_warned_about(zone: str) -> Non
 class _OddGuid(etree.ElementBase):
     """A guid whose attributes cannot be read: the guid rules raise on it."""
 
-    def get(self, key: object, default: object = None) -> str | None:
+    def get(self, key: object, default: object = None) -> NoReturn:
         raise ValueError(f"cannot read {key}")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 from urllib.parse import urlsplit
 
 import duckdb
@@ -22,6 +22,10 @@ from tests.conftest import crawl_demo, read_table, run_cli
 EXPECTED = json.loads((demo_root() / "EXPECTED.json").read_text(encoding="utf-8"))
 
 
+@overload
+def path_of(url: str) -> str: ...
+@overload
+def path_of(url: None) -> None: ...
 def path_of(url: str | None) -> str | None:
     if url is None:
         return None

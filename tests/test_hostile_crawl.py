@@ -63,7 +63,8 @@ def _bomb(kind: str, size: int = 64 * 1024 * 1024) -> bytes:
         return zlib.compress(zeros, 9)
     import brotli
 
-    return brotli.compress(zeros, quality=5)
+    compressed: bytes = brotli.compress(zeros, quality=5)
+    return compressed
 
 
 class RawServer(socketserver.ThreadingTCPServer):
@@ -342,7 +343,8 @@ def row(h: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def feed(h: dict[str, Any], path: str) -> dict[str, Any]:
-    (f,) = [f for f in h["tables"]["feeds"] if path_of(f["url"]) == path]
+    found: list[dict[str, Any]] = [f for f in h["tables"]["feeds"] if path_of(f["url"]) == path]
+    (f,) = found
     return f
 
 

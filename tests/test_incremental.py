@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -63,7 +64,7 @@ def crawl(server: WebServer, out: Path, job: str, *flags: str) -> str:
     return proc.stdout + proc.stderr
 
 
-def rows(out: Path, table: str, job: str) -> list[dict[str, object]]:
+def rows(out: Path, table: str, job: str) -> list[dict[str, Any]]:
     return [r for r in read_table(out, table).to_pylist() if r["job_id"] == job]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,7 +75,7 @@ def fits(value: Any, want: Any) -> bool:
     return isinstance(value, want)
 
 
-def assert_rows_fit(table: str, rows: list[Mapping[str, Any]]) -> None:
+def assert_rows_fit(table: str, rows: Sequence[Mapping[str, Any]]) -> None:
     """Every row has exactly ``table``'s columns, each value of its column's type."""
     hints = typing.get_type_hints(ROW_TYPES[table])
     for row in rows:

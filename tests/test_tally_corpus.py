@@ -14,7 +14,7 @@ import signal
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,7 +236,7 @@ def hang_guard(seconds: int) -> Iterator[None]:
 
 
 @pytest.mark.skipif(not (FEEDPARSER / "tests").is_dir(), reason="feedparser_tests not found")
-def test_every_feedparser_document_goes_through(record_property: pytest.RecordProperty) -> None:
+def test_every_feedparser_document_goes_through(record_property: Callable[[str, object], None]) -> None:
     files = sorted(p for p in (FEEDPARSER / "tests").rglob("*") if p.is_file())
     assert len(files) > 2000
     problems: list[str] = []

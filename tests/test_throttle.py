@@ -11,6 +11,7 @@ import itertools
 import statistics
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,7 @@ def feed(n: int) -> bytes:
     ).encode()
 
 
-def crawl(server: WebServer, out: Path, job: str) -> list[dict[str, object]]:
+def crawl(server: WebServer, out: Path, job: str) -> list[dict[str, Any]]:
     urls = [a for n in range(FEEDS) for a in ("--url", server.url_for(f"/f{n}.xml"))]
     # AutoThrottle on, as a scheduled job runs; one request at a time to the host so the gaps are its delay.
     proc = run_cli(
@@ -77,7 +78,7 @@ def test_a_recrawl_of_unchanged_feeds_is_not_held_at_the_start_delay(tmp_path: P
     assert sorted(str(r["outcome"]) for r in again) == ["not_modified"] * FEEDS
     times = sorted(r["fetched_at"] for r in again)
     assert all(isinstance(t, datetime) for t in times)
-    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]  # type: ignore[operator]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
     # Scrapy's rule kept the delay at 1 s (randomised 0.5-1.5 s): a median gap near 1 s. The 304s teach the
     # delay the host's latency (milliseconds on loopback) within a few answers.
     later = gaps[len(gaps) // 2 :]

@@ -204,7 +204,7 @@ def verdicts() -> list[Verdict]:
 
 
 def judged(
-    cases: list[Case], by_message: dict[str, set[str]], names_element: Callable[[str, str, str], bool]
+    cases: list[Case], by_message: dict[str, set[str]], names_element: Callable[[str, str | None, str], bool]
 ) -> list[Verdict]:
     """Each case's verdict: whether lint reported one of the rules its message maps to, in the scope and (where
     ``names_element`` says the rule's example names one) on the element the case is about."""

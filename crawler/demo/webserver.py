@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from socketserver import TCPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from crawler.demo.dates import demo_day_midnight, today_utc
 from crawler.demo.routes import Route, Web, is_text
@@ -268,7 +268,7 @@ class WebServer:
     def running(self) -> bool:
         return self._httpd is not None
 
-    def start(self) -> WebServer:
+    def start(self) -> Self:
         """Bind and start serving; returns self. Starting a running server does nothing."""
         if self._httpd is not None:
             return self
@@ -296,7 +296,7 @@ class WebServer:
         self._httpd = None
         self._thread = None
 
-    def __enter__(self) -> WebServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
