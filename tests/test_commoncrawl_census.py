@@ -288,6 +288,7 @@ def test_a_census_on_a_frontier_shares_its_records_and_live_fetches_with_a_worke
     assert sorted(r["url"] for r in fetched) == sorted(answers.advertised)
     for url in answers.advertised:
         parts = urlsplit(url)
+        assert parts.hostname is not None, url
         assert hits[(parts.hostname, parts.path)] == 1, url
     assert {r["site"] for r in log if r["outcome"] == "not_archived"} == set(answers.no_page)
     assert len(read_table(out, "workers").to_pylist()) == processes_that_wrote(worker.stderr)

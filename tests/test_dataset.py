@@ -126,4 +126,6 @@ def test_a_gcs_output_gives_up_within_its_retry_limit() -> None:
     assert with_gcs_retry_limit("gs://b/x?retry_limit_seconds=300") == "gs://b/x?retry_limit_seconds=300"
     assert with_gcs_retry_limit("s3://b/x") == "s3://b/x"
     fs, path = resolve_root("gs://b/x")  # no request is made until the first file operation
-    assert path == "b/x" and fs.__reduce__()[1][0]["retry_time_limit"] == timedelta(seconds=GCS_RETRY_LIMIT_SECONDS)
+    reduced = fs.__reduce__()  # (constructor, args): a str only for a module-level object
+    assert isinstance(reduced, tuple)
+    assert path == "b/x" and reduced[1][0]["retry_time_limit"] == timedelta(seconds=GCS_RETRY_LIMIT_SECONDS)

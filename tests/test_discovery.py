@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.fetch.discovery import RULES, FeedLink, _scan, discover
+from crawler.fetch.discovery import RULES, FeedLink, discover
 from crawler.fetch.htmlencoding import decode_html
+from crawler.fetch.pagescan import _scan
 from crawler.fetch.urls import DEFAULT_MAX_URL_LENGTH, check_url
 
 DATA = Path(__file__).resolve().parent / "data" / "discovery"
@@ -676,7 +677,8 @@ def test_http_charset_beats_meta_and_bom_beats_both() -> None:
     assert (
         decode_html(body, {"content-type": "text/html; charset=ISO-8859-1"})[1] == "cp1252"
     )  # WHATWG: latin1 means windows-1252
-    assert "\ufffd" in only(body).title  # meta says utf-8, bytes are not
+    title = only(body).title
+    assert title is not None and "\ufffd" in title  # meta says utf-8, bytes are not
     bom = b"\xef\xbb\xbf" + "<title>Größe</title>".encode()
     assert decode_html(bom, {"content-type": "text/html; charset=iso-8859-5"}) == ("<title>Größe</title>", "utf-8")
 

@@ -84,7 +84,9 @@ def test_public_hosts_pass(host: str) -> None:
 
 def test_input_hosts_and_the_switch_allow_private_targets() -> None:
     url = "http://127.0.0.2:8080/feed.xml"
-    assert check_request_url(url) == Refusal("refused", check_request_url(url).reason)  # type: ignore[union-attr]
+    refusal = check_request_url(url)
+    assert refusal is not None
+    assert refusal == Refusal(Outcome.REFUSED, refusal.reason)
     assert check_request_url(url, trusted_hosts={"127.0.0.2"}) is None
     assert check_request_url(url, trusted_hosts={"127.0.0.1"}) is not None
     assert check_request_url(url, allow_private=True) is None

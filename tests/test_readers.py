@@ -61,7 +61,10 @@ def job_of(root: Path, table: str) -> str:
 def _duckdb(path: Path) -> pa.Table:
     glob = (path / "**" / "*.parquet").as_posix()
     sql = f"SELECT * FROM read_parquet('{glob}', hive_partitioning = true, hive_types = {{'job_id': VARCHAR}})"
-    return duckdb.sql(sql).to_arrow_table()
+    relation = duckdb.sql(sql)
+    assert relation is not None
+    table: pa.Table = relation.to_arrow_table()
+    return table
 
 
 def _feedcensus(path: Path, how: str) -> pa.Table:
@@ -74,7 +77,8 @@ def _feedcensus(path: Path, how: str) -> pa.Table:
     if how == "polars":
         return data.to_polars(table).to_arrow()
     if how == "duckdb":
-        return data.duckdb().sql(f"SELECT * FROM {table}").to_arrow_table()
+        read: pa.Table = data.duckdb().sql(f"SELECT * FROM {table}").to_arrow_table()
+        return read
     return data.table(table)
 
 

@@ -155,6 +155,7 @@ def test_every_field_has_a_one_line_description_in_its_metadata() -> None:
         assert len({f.name for f in fields}) == len(fields), f"{table}: a column is defined twice"
         for f in fields:
             meta = schema.field(f.name).metadata
+            assert meta is not None, f"{table}.{f.name}"
             assert meta[b"description"].decode() == f.description, f"{table}.{f.name}"
             assert f.description.strip() and "\n" not in f.description and "|" not in f.description
             assert schema.field(f.name).nullable == f.nullable
@@ -176,11 +177,14 @@ def write_conformance(out: Path, job: str = "j1") -> Path:
 def test_written_files_carry_the_version_and_the_descriptions(tmp_path: Path) -> None:
     path = write_conformance(tmp_path / "out")
     meta = pq.read_metadata(path)
+    assert meta.metadata is not None
     assert meta.metadata[VERSION_KEY] == SCHEMA_VERSION.encode()
     assert check_version(meta.metadata, where=str(path)) == SCHEMA_VERSION
     schema = pq.read_schema(path)
     for f in TABLES["conformance"]:
-        assert schema.field(f.name).metadata[b"description"] == f.description.encode()
+        field_meta = schema.field(f.name).metadata
+        assert field_meta is not None, f.name
+        assert field_meta[b"description"] == f.description.encode()
         assert schema.field(f.name).type == f.type and schema.field(f.name).nullable == f.nullable
     assert open_table(str(tmp_path / "out"), "conformance", "j1").to_table().column("count").to_pylist() == [2]
 

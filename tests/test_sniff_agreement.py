@@ -99,9 +99,9 @@ def test_the_doctype_feed_is_crawled_as_a_feed_from_url_and_from_opml(corpus: Pa
         assert (row["outcome"], row["error"]) == ("feed", None), row
     feeds = {row["url"]: row for row in read_table(out, "feeds").to_pylist()}
     for path, via in (("/direct/feed", "url"), ("/listed/feed", "opml")):
-        row = feeds.get(f"{base}{path}")
-        assert row is not None, f"{path} ({via}) has no feeds row: {sorted(feeds)}"
-        assert (row["format"], row["version"], row["item_count"], row["discovered_via"]) == ("atom", "1.0", 75, via)
+        feed = feeds.get(f"{base}{path}")
+        assert feed is not None, f"{path} ({via}) has no feeds row: {sorted(feeds)}"
+        assert (feed["format"], feed["version"], feed["item_count"], feed["discovered_via"]) == ("atom", "1.0", 75, via)
     assert read_table(out, "items").num_rows == 150
 
 

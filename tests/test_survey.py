@@ -313,10 +313,12 @@ def test_autodiscovery_reasons_and_link_types(sample: dict[str, Any]) -> None:
 def assert_usm_row_matches_feeds(con: duckdb.DuckDBPyConnection, fmt: str, r: dict[str, str]) -> None:
     """One row of usm_self_links (one format, or "(all)") against a recount of the feeds table."""
     where = "" if fmt == "(all)" else f"WHERE format = '{fmt}'"
-    feeds, ok, selfs, matches = con.execute(
+    row = con.execute(
         f"""SELECT count(*), count(*) FILTER (WHERE content_type_ok), count(self_url),
                    count(*) FILTER (WHERE self_url_matches) FROM feeds {where}"""
     ).fetchone()
+    assert row is not None
+    feeds, ok, selfs, matches = row
     assert int(r["feeds"]) == feeds
     assert abs(num(r["pct_content_type_ok"]) - 100 * ok / feeds) < TOL
     assert abs(num(r["pct_self_url"]) - 100 * selfs / feeds) < TOL
@@ -328,7 +330,8 @@ def test_usm_self_links_match_a_recount(sample: dict[str, Any]) -> None:
     usm = {r["format"]: r for r in read_csv(sample["report"], "usm_self_links")}
     for fmt, r in usm.items():
         assert_usm_row_matches_feeds(sample["con"], fmt, r)
-    assert 0 < num(usm["(all)"]["pct_content_type_ok"]) < 100
+    pct = num(usm["(all)"]["pct_content_type_ok"])
+    assert pct is not None and 0 < pct < 100
 
 
 def test_reflexive_is_not_checked_with_no_reflexive(sample: dict[str, Any]) -> None:
@@ -376,9 +379,11 @@ def test_job_and_format_filters(sample: dict[str, Any]) -> None:
     assert latest.returncode == 0, latest.stderr
     assert f"job {SMALL_JOB}" in latest.stdout  # the latest job by default
     con = duckdb.connect()
-    small = con.execute(
+    counted = con.execute(
         f"SELECT count(*) FROM read_parquet('{sample['out']}/feeds/job_id={SMALL_JOB}/*.parquet') WHERE format = 'rss'"
-    ).fetchone()[0]
+    ).fetchone()
+    assert counted is not None
+    small = counted[0]
     assert f"Share of the {small} rss feeds whose channel has the element." in latest.stdout
     atom = run_cli("survey", str(sample["out"]), "--job", SAMPLE_JOB, "--format", "atom")
     assert atom.returncode == 0, atom.stderr
