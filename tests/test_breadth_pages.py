@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from crawler.demo.routes import Route, Web
 from crawler.demo.webserver import WebServer
-from crawler.fetch.discovery import _scan, discover, read_page
+from crawler.fetch.discovery import discover, read_page
+from crawler.fetch.pagescan import _scan
 from pipelines.document.rows import fetch_row, page_rows
 from pipelines.document.sites import site_of
 from schemas.items import FetchRecord, PageFacts, PageLinks, logged_headers

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -65,7 +65,8 @@ def queue_of(server: RedisServer, job: str = "j1", *, withscores: bool = False) 
     r = raw(server)
     keys = sorted(r.scan_iter(f"feedcensus:{job}:q:*"))
     if withscores:
-        return {m: s for k in keys for m, s in r.zrange(k, 0, -1, withscores=True)}
+        # redis-py types zrange's answer as either shape (members, or (member, score) pairs) whatever withscores is
+        return {m: s for k in keys for m, s in cast("list[tuple[str, float]]", r.zrange(k, 0, -1, withscores=True))}
     return [m for k in keys for m in r.zrange(k, 0, -1)]
 
 
@@ -1019,7 +1020,7 @@ def test_committed_rows_are_released_one_heartbeat_later(tmp_path: Path, redis_s
     for url in ("http://a.example/1", "http://a.example/2"):
         scheduler.enqueue_request(make_request(url, CTX, callback=spider.parse, errback=spider.on_error))
         scheduler.next_request()
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"url": "http://a.example/1", "final_url": None},
         {"url": "http://x.example/", "final_url": "http://a.example/2"},
     ]

@@ -259,7 +259,7 @@ def test_a_failure_holding_twisted_failures_is_described_by_what_they_hold() -> 
 
     from crawler.outcomes import classify_exception
 
-    lost = ResponseFailed([Failure(ConnectionDone())])
+    lost = ResponseFailed([Failure(ConnectionDone())])  # type: ignore[no-untyped-call]  # Twisted's are unannotated
     assert classify_exception(lost) == (
         "network_error",
         None,
@@ -267,7 +267,7 @@ def test_a_failure_holding_twisted_failures_is_described_by_what_they_hold() -> 
     )
     try:
         try:
-            raise ResponseFailed([Failure(ValueError("Value contains non-decimal digits: b'abc'"))])
+            raise ResponseFailed([Failure(ValueError("Value contains non-decimal digits: b'abc'"))])  # type: ignore[no-untyped-call]  # as above
         except ResponseFailed as exc:
             raise DownloadFailedError(str(exc)) from exc  # as Scrapy's download handler wraps it
     except DownloadFailedError as wrapped:

@@ -136,7 +136,7 @@ def _kill_once_committed(cmd: list[str], out: Path, stderr: Path, commits: int =
     while time.monotonic() < deadline and proc.poll() is None:
         folders = list((out / "_commits").glob("job_id=*")) if (out / "_commits").exists() else []
         jobs = [p.name.split("=", 1)[1] for p in folders]
-        if jobs and _commits(out, jobs[0]) >= commits and list(out.glob("items/*/*.parquet")):
+        if jobs and _commits(out, jobs[0]) >= commits and any(out.glob("items/*/*.parquet")):
             job = jobs[0]
             break
         time.sleep(0.02)
@@ -358,7 +358,8 @@ def test_a_journal_entry_no_request_can_be_made_for_is_a_row(web: Any, tmp_path:
 
 
 def test_an_error_inside_the_engine_is_shown_as_itself() -> None:
-    from crawler.cli.crawl import EXIT_USAGE, CrawlResult, exit_status
+    from crawler.cli.crawl import CrawlResult, exit_status
+    from crawler.cli.errors import EXIT_USAGE
 
     result = CrawlResult(stats={}, elapsed=1.0, engine_error=ValueError("Missing scheme in request url: x"))
     args = argparse.Namespace(frontier=None, resume=None)
