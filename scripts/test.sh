@@ -11,6 +11,8 @@ BIN=.venv/bin
 # The benchmarks too: scripts that import each other by bare name (import bench_crawl), so benchmarks/ is
 # their search path; pyproject.toml's settings (strict) hold for them as well.
 MYPYPATH=benchmarks "$BIN/mypy" benchmarks/*.py
+# The tests too: no package (they import tests.conftest) but some import benchmark scripts by bare name.
+MYPYPATH=benchmarks "$BIN/mypy" --explicit-package-bases tests
 bash scripts/provision.sh
 # Tools provision.sh unpacked into .venv/tools (where apt-get could not install them): where they are.
 if [ -f .venv/tools/env ]; then
