@@ -24,7 +24,8 @@ within three quarters of its delay (less the time a Redis answer takes) of anoth
 it (tests/test_budget_distributed.py).
 When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
 again; while no other start at the host was reserved after the unused one, the new one is now, not a
-delay later. The worker that fetched a host's robots.txt reserves the start of the request it fetched it
+delay later. So is a request whose take's ticket went stale before it could start: the take's start (its
+time in Redis's clock comes with the take) is the unused one. The worker that fetched a host's robots.txt reserves the start of the request it fetched it
 for in the round trip that shares robots.txt (crawler/middlewares/robots.py): a ticket ahead of time
 (:meth:`PoliteDownloader.reserved`), which the host's next request waits for, with no round trip of its own.
 """
@@ -125,6 +126,8 @@ class PoliteDownloader(Downloader):
         self.starts = StartTickets()
         #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
         self._waiting: dict[str, str] = {}
+        #: Host -> the time (Redis's clock) of the last take that handed this worker one of its requests.
+        self._taken: dict[str, str] = {}
         self._frontier: Any = None
 
     def delay_raised(self, key: str) -> None:
@@ -134,12 +137,16 @@ class PoliteDownloader(Downloader):
         longer delay leaves them: reading it costs no round trip more."""
         self.starts.drop(key)
         self._waiting.pop(key, None)  # reserved with the delay known before: not to be renewed
+        self._taken.pop(key, None)
 
-    def ticket(self, key: str, at: float) -> None:
-        """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``): it
-        handed out one of its requests. Kept only for a host with a delay (see :meth:`_may_start`)."""
+    def ticket(self, key: str, at: float, taken: str = "") -> None:
+        """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``; ``taken``:
+        the same moment in Redis's clock): it handed out one of its requests. Kept only for a host with a delay
+        (see :meth:`_may_start`)."""
         if self._delay_of(key) > 0:
             self.starts.add(key, at)
+            if taken:
+                self._taken[key] = taken
 
     def start_to_reserve(self, request: Request) -> tuple[str, float] | None:
         """The host (slot key) and delay with which a start for ``request`` would be reserved in the frontier,
@@ -199,10 +206,13 @@ class PoliteDownloader(Downloader):
         if upcoming is not None:  # a start reserved ahead (with robots.txt's share: :meth:`reserved`)
             slot.latercall = call_later(upcoming - now, self._latercall, slot)
             return False
-        unused = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
-        why = "late" if unused else "stale" if held else "none"
+        late = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
+        # The tickets left all went stale: the last take's start at the host went unused (a used ticket is the
+        # oldest fresh one, so once the last take's is used no older one is left).
+        stale = self._taken.pop(key, "") if held else ""
+        why = "late" if late else "stale" if held else "none"
         self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
-        wait, at = self._reserve(key, slot.delay, unused)
+        wait, at = self._reserve(key, slot.delay, late or stale)
         if wait <= 0:
             return True
         self.starts.add(key, now + wait)

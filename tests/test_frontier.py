@@ -39,6 +39,7 @@ from crawler.frontier import (
     has_password,
     shareable_url,
 )
+from crawler.frontier.store import host_of
 from crawler.requests import archive_record_request, make_request
 from crawler.spiders.census import CensusSpider
 from pipelines.dataset.commits import Batch
@@ -328,7 +329,8 @@ def test_a_push_pop_or_claim_sent_twice_runs_once(redis_server: RedisServer) -> 
     assert f._run("push", "w1", "t2", *one) == "0"  # a new call: a duplicate
     f.push("http://a.example/other", "o", fingerprint="fp-other", priority=-5)
     first = f._run("pop", "w1", "t3", "0", "1")
-    assert f._run("pop", "w1", "t3", "0", "1") == first == [[member, score], "-1"]
+    assert f._run("pop", "w1", "t3", "0", "1") == first  # the same answer, the take's time included
+    assert first[:2] == [[member, score], "-1"] and float(first[2]) > 0
     assert f.queued() == 1 and f.leases() == {"http://a.example/": "w1"}
     assert f.pop() == ("http://a.example/other", "o")
     feed = "http://a.example/feed"
@@ -1280,6 +1282,34 @@ def test_a_start_reserved_keeps_the_hosts_delay_and_pause_and_an_unused_one_may_
     wait, _ = c.reserve_start("h2.example", None, renewed)
     assert 0.9 < wait <= 1.0  # never inside the host's pause
     for frontier in (a, b, c):
+        frontier.close()
+
+
+def test_a_takes_start_that_went_unused_is_renewed_now_while_nobody_reserved_after_it(
+    redis_server: RedisServer,
+) -> None:
+    """A take says when it was made (Redis's clock): the start it reserved at each host it took from. A worker whose
+    ticket went stale before its request could start renews that start (crawler/downloader.py): now while no
+    start at the host was reserved after the take, else the host's delay after the last one. Before, a take
+    did not say when, and every such renewal waited for the host's delay after the take."""
+    a, b = connect(redis_server, worker="wa"), connect(redis_server, worker="wb")
+    a.register()
+    a.set_budget(2, 0.5)
+    a.push("http://h.example/1", "one", fingerprint="1")
+    assert [got[1] for got in a.take(1)] == ["one"] and a.taken_at
+    assert abs(float(a.taken_at) - time.time()) < 5  # Redis's clock, on this machine
+    time.sleep(0.2)  # the request sat in the worker past its ticket
+    wait, renewed = a.reserve_start(host_of("http://h.example/1"), None, a.taken_at)
+    assert wait == 0.0 and float(renewed) > float(a.taken_at)
+    # another take's start, then a start another worker reserved after it: that one waits for the delay
+    a.push("http://k.example/1", "other", fingerprint="2")
+    assert [got[1] for got in b.take(1)] == ["other"]
+    took = b.taken_at
+    wait, _ = a.reserve_start(host_of("http://k.example/1"))
+    assert 0.4 < wait <= 0.5
+    wait, _ = b.reserve_start(host_of("http://k.example/1"), None, took)
+    assert 0.9 < wait <= 1.0
+    for frontier in (a, b):
         frontier.close()
 
 

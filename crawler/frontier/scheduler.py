@@ -422,7 +422,7 @@ class FrontierScheduler(BaseScheduler):
                 self.out[request] = host = slot_of(request)
                 ticket = getattr(engine.downloader, "ticket", None)
                 if ticket is not None:  # the start the take reserved at the host (crawler/downloader.py)
-                    ticket(host, self._taken_at)
+                    ticket(host, self._taken_at, self.frontier.taken_at)
             return request
         return None
 

@@ -226,9 +226,10 @@ return out
 # ARGV: prefix, worker, token, '1' to mark the worker busy, how many to take, '1' if the worker joined the
 # job (then a job gone from Redis answers 'gone'), then pairs of a host whose slot this worker gives back
 # (a response came in) and the host's delay as this worker knows it ('' for the job's). Returns
-# {requests, wait}: the requests taken as a flat list {member, score, member, score, ...} (empty: none
-# may be taken now), and when fewer than asked were, the seconds until the next host may be asked ('-1':
-# no host is waiting for its delay). Each request's URL is leased to the worker (``held:<worker>`` keeps
+# {requests, wait, time}: the requests taken as a flat list {member, score, member, score, ...} (empty: none
+# may be taken now), when fewer than asked were the seconds until the next host may be asked ('-1': no host
+# is waiting for its delay), and the time of the take (Redis's clock), which each host taken from keeps as
+# its last start. Each request's URL is leased to the worker (``held:<worker>`` keeps
 # what goes back if it dies), and takes a slot of its host.
 #
 # Only hosts whose delay has passed and that have a free slot are in ``ready``; of those that are, up to
@@ -297,7 +298,7 @@ if #got < want * 2 then
   if #first > 0 then wait = tostring(math.max(tonumber(first[2]) - t, 0)) end
 end
 if ARGV[4] == '1' or redis.call('HEXISTS', p .. 'workers', w) == 0 then set_state(w, 'busy') end
-local answer = {got, wait}
+local answer = {got, wait, string.format('%.6f', t)}
 redis.call('HSET', p .. 'last', mark, ARGV[3] .. ' ' .. cjson.encode(answer))
 return answer
 """

@@ -110,6 +110,9 @@ class Frontier(JobConnection):
         self.joined = False
         #: Seconds until a host may next be asked, as the last take found (None: no host waits for its delay).
         self.wait: float | None = None
+        #: The time of the last take (Redis's clock): the start it reserved at each host it took from, which
+        #: :meth:`reserve_start` may be told went unused ('' before the first take).
+        self.taken_at = ""
         #: The hosts paused for the whole job, as of the last heartbeat: host -> (time.monotonic() it ends, why).
         self.paused: dict[str, tuple[float, str]] = {}
 
@@ -431,8 +434,9 @@ class Frontier(JobConnection):
         got = self._run("pop", self.worker, token, busy, str(max(count, 0)), "1" if self.joined else "0", *flat_done)
         if got == "gone":  # at the first take, not the next heartbeat
             raise self.gone_error()
-        members, wait = (got[0], got[1]) if isinstance(got, list) and len(got) == 2 else ((), "-1")
+        members, wait = (got[0], got[1]) if isinstance(got, list) and len(got) >= 2 else ((), "-1")
         self.wait = None if float(wait) < 0 else float(wait)
+        self.taken_at = str(got[2]) if isinstance(got, list) and len(got) >= 3 else ""
         taken = []
         for member in itertools.islice(members or (), 0, None, 2):  # member, score, member, score, ...
             url, _, encoded = str(member).rpartition("\n")  # as the script splits it: at the last newline
