@@ -25,9 +25,10 @@ it (tests/test_budget_distributed.py).
 When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
 again; while no other start at the host was reserved after the unused one, the new one is now, not a
 delay later. So is a request whose take's ticket went stale before it could start: the take's start (its
-time in Redis's clock comes with the take) is the unused one. The worker that fetched a host's robots.txt reserves the start of the request it fetched it
-for in the round trip that shares robots.txt (crawler/middlewares/robots.py): a ticket ahead of time
-(:meth:`PoliteDownloader.reserved`), which the host's next request waits for, with no round trip of its own.
+time in Redis's clock comes with the take) is the unused one. The worker that fetched a host's robots.txt
+reserves the start of the request it fetched it for in the round trip that shares robots.txt
+(crawler/middlewares/robots.py): a ticket ahead of time (:meth:`PoliteDownloader.reserved`), which the
+host's next request waits for, with no round trip of its own.
 """
 
 from __future__ import annotations

@@ -229,8 +229,8 @@ return out
 # {requests, wait, time}: the requests taken as a flat list {member, score, member, score, ...} (empty: none
 # may be taken now), when fewer than asked were the seconds until the next host may be asked ('-1': no host
 # is waiting for its delay), and the time of the take (Redis's clock), which each host taken from keeps as
-# its last start. Each request's URL is leased to the worker (``held:<worker>`` keeps
-# what goes back if it dies), and takes a slot of its host.
+# its last start. Each request's URL is leased to the worker (``held:<worker>`` keeps what goes back if it
+# dies), and takes a slot of its host.
 #
 # Only hosts whose delay has passed and that have a free slot are in ``ready``; of those that are, up to
 # twice as many as asked are looked at, and their best requests taken highest priority first. A host
