@@ -59,14 +59,20 @@ TIMER_EARLY = 0.01
 
 
 class StartTickets:
-    """The starts the job reserved for this worker, by host: ``time.monotonic()`` when each was reserved."""
+    """The starts the job reserved for this worker, by host: ``time.monotonic()`` when each was reserved; and
+    for a host whose tickets came with takes, the time of the last such take in Redis's clock, while the host
+    holds tickets (or until :meth:`forget_take`, once they all went stale)."""
 
     def __init__(self) -> None:
         self._by_host: dict[str, list[float]] = {}
+        self._taken: dict[str, str] = {}
         self._sweep_at = TICKET_SWEEP  # hosts holding tickets; twice what a sweep left, so a sweep is rare
 
-    def add(self, host: str, at: float) -> None:
+    def add(self, host: str, at: float, taken: str = "") -> None:
+        """A start reserved for ``host`` at ``at``; ``taken``: by the take made then (its time in Redis's clock)."""
         self._by_host.setdefault(host, []).append(at)
+        if taken:
+            self._taken[host] = taken
         if len(self._by_host) > self._sweep_at:
             self.sweep(monotonic())
             self._sweep_at = max(TICKET_SWEEP, 2 * len(self._by_host))
@@ -85,6 +91,8 @@ class StartTickets:
             self._by_host[host] = fresh
         else:
             del self._by_host[host]
+            if found is not None:  # the last one used: no take's start is left unused
+                self._taken.pop(host, None)
         return found is not None
 
     def upcoming(self, host: str, now: float) -> float | None:
@@ -95,8 +103,15 @@ class StartTickets:
     def holds(self, host: str) -> bool:
         return host in self._by_host
 
+    def forget_take(self, host: str) -> str:
+        """The time (Redis's clock) of the last take that gave ``host`` a ticket, forgotten now ('' for none).
+        Once the host's tickets all went stale, that take's start went unused (a used ticket is the oldest
+        fresh one, so once the last take's is used no older one is left)."""
+        return self._taken.pop(host, "")
+
     def drop(self, host: str) -> None:
         self._by_host.pop(host, None)
+        self._taken.pop(host, None)
 
     def sweep(self, now: float) -> None:
         self._by_host = {
@@ -104,6 +119,7 @@ class StartTickets:
             for host, held in self._by_host.items()
             if (kept := [a for a in held if now - a <= TICKET_MAX_AGE])
         }
+        self._taken = {host: taken for host, taken in self._taken.items() if host in self._by_host}
 
     def __len__(self) -> int:
         return sum(len(held) for held in self._by_host.values())
@@ -127,8 +143,6 @@ class PoliteDownloader(Downloader):
         self.starts = StartTickets()
         #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
         self._waiting: dict[str, str] = {}
-        #: Host -> the time (Redis's clock) of the last take that handed this worker one of its requests.
-        self._taken: dict[str, str] = {}
         self._frontier: Any = None
 
     def delay_raised(self, key: str) -> None:
@@ -138,16 +152,13 @@ class PoliteDownloader(Downloader):
         longer delay leaves them: reading it costs no round trip more."""
         self.starts.drop(key)
         self._waiting.pop(key, None)  # reserved with the delay known before: not to be renewed
-        self._taken.pop(key, None)
 
     def ticket(self, key: str, at: float, taken: str = "") -> None:
         """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``; ``taken``:
         the same moment in Redis's clock): it handed out one of its requests. Kept only for a host with a delay
         (see :meth:`_may_start`)."""
         if self._delay_of(key) > 0:
-            self.starts.add(key, at)
-            if taken:
-                self._taken[key] = taken
+            self.starts.add(key, at, taken)
 
     def start_to_reserve(self, request: Request) -> tuple[str, float] | None:
         """The host (slot key) and delay with which a start for ``request`` would be reserved in the frontier,
@@ -208,9 +219,8 @@ class PoliteDownloader(Downloader):
             slot.latercall = call_later(upcoming - now, self._latercall, slot)
             return False
         late = self._waiting.pop(key, "")  # the start reserved for the slot's timer, if it came too late
-        # The tickets left all went stale: the last take's start at the host went unused (a used ticket is the
-        # oldest fresh one, so once the last take's is used no older one is left).
-        stale = self._taken.pop(key, "") if held else ""
+        taken = self.starts.forget_take(key)
+        stale = taken if held else ""  # the tickets it held all went stale: the last take's start went unused
         why = "late" if late else "stale" if held else "none"
         self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
         wait, at = self._reserve(key, slot.delay, late or stale)

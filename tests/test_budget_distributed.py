@@ -285,6 +285,30 @@ def test_a_start_ticket_is_used_once_and_only_while_fresh() -> None:
     assert len(tickets) <= TICKET_SWEEP + 1
 
 
+def test_a_takes_time_is_kept_while_its_host_holds_tickets_and_no_longer() -> None:
+    """The take's time in Redis's clock, which a stale ticket's renewal gives back as unused (crawler/downloader.py),
+    is kept only while its host holds tickets: forgotten once a ticket used the last one, or when the host's tickets
+    are dropped or swept; kept once they all went stale, for the renewal to take. So it does not grow with the job's
+    hosts, as a plain dictionary of every host taken from did."""
+    from crawler.downloader import TICKET_MAX_AGE, TICKET_SWEEP, StartTickets
+
+    tickets = StartTickets()
+    tickets.add("used", 10.0, "100.0")
+    assert tickets.use("used", 10.1, slack=0.25) and tickets.forget_take("used") == ""
+    tickets.add("stale", 10.0, "100.0")
+    tickets.add("stale", 10.3, "100.3")
+    assert not tickets.use("stale", 11.0, slack=0.25)
+    assert tickets.forget_take("stale") == "100.3" and tickets.forget_take("stale") == ""
+    tickets.add("dropped", 10.0, "100.0")
+    tickets.drop("dropped")
+    assert tickets.forget_take("dropped") == ""
+    old = time.monotonic() - TICKET_MAX_AGE - 1
+    for n in range(TICKET_SWEEP * 3):
+        tickets.add(f"h{n}", old, "1.0")
+    assert len(tickets) <= TICKET_SWEEP + 1
+    assert tickets.forget_take("h0") == ""  # swept with its tickets
+
+
 def test_requests_held_through_a_pause_start_a_delay_apart(redis_server: RedisServer, tmp_path: Path) -> None:
     """One process on a frontier; the host answers robots.txt, slowly (1 s), with 429 and ``Retry-After: 2``.
     Its first two feeds (two at a time, 0.4 s apart) wait for robots.txt, then for the pause, in the worker's
