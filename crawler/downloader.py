@@ -157,7 +157,7 @@ class PoliteDownloader(Downloader):
         """The frontier reserved a start at host ``key`` for this worker at ``at`` (``time.monotonic()``; ``taken``:
         the same moment in Redis's clock): it handed out one of its requests. Kept only for a host with a delay
         (see :meth:`_may_start`)."""
-        if self._delay_of(key) > 0:
+        if self.delay_of(key) > 0:
             self.starts.add(key, at, taken)
 
     def start_to_reserve(self, request: Request) -> tuple[str, float] | None:
@@ -167,7 +167,7 @@ class PoliteDownloader(Downloader):
         if not self.shared_delay:
             return None
         key = self.get_slot_key(request)
-        delay = self._delay_of(key)
+        delay = self.delay_of(key)
         return (key, delay) if delay > 0 else None
 
     def reserved(self, key: str, wait: float, at: str) -> None:
@@ -178,7 +178,7 @@ class PoliteDownloader(Downloader):
         self.starts.add(key, monotonic() + max(wait, 0.0))
         self._waiting[key] = at
 
-    def _delay_of(self, key: str) -> float:
+    def delay_of(self, key: str) -> float:
         """The delay of host ``key``: its slot's, or before its slot exists its own setting, or the job's."""
         slot = self.slots.get(key)
         if slot is not None:

@@ -130,9 +130,12 @@ class ReservesStarts(Protocol):
     """What the robots.txt middleware and the Crawl-delay extension need of a downloader that keeps a
     distributed job's delay per host (crawler/downloader.py): the start of the request robots.txt was fetched
     for is reserved with the round trip that shares robots.txt, and handed to the downloader; a host whose
-    robots.txt asks for a longer delay has the starts reserved with the shorter one dropped."""
+    robots.txt asks for a longer delay than it has (``delay_of``) has the starts reserved with the shorter one
+    dropped."""
 
     def start_to_reserve(self, request: Request) -> tuple[str, float] | None: ...
+
+    def delay_of(self, key: str) -> float: ...
 
     def reserved(self, key: str, wait: float, at: str) -> None: ...
 

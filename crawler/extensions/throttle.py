@@ -97,7 +97,6 @@ class CrawlDelay:
         settings = crawler.settings
         self.crawler = crawler
         self.cap = settings.getfloat("FEEDCENSUS_CRAWL_DELAY_MAX")
-        self.default_delay = settings.getfloat("DOWNLOAD_DELAY")
         self.agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
         crawler.signals.connect(self.robots_parsed, signal=signals.robots_parsed)
 
@@ -119,16 +118,18 @@ class CrawlDelay:
         seconds = min(float(asked), self.cap)
         downloader = engine.downloader
         key = downloader.get_slot_key(request)
+        # A distributed job's starts reserved for the host so far kept the delay it had: longer now, they go.
+        shared = downloader if isinstance(downloader, ReservesStarts) else None
+        raised = shared is not None and seconds > shared.delay_of(key)
         entry = downloader.per_slot_settings.setdefault(key, {})
-        slot = downloader.slots.get(key)
-        before = slot.delay if slot is not None else float(entry.get("delay", self.default_delay))
         entry[CRAWL_DELAY] = seconds
         entry["delay"] = max(float(entry.get("delay", 0.0)), seconds)  # a slot made later for the host starts so
         entry["jitter"] = 0  # Scrapy's ±50 % would let two requests come half a Crawl-delay apart
+        slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, seconds)
             slot.jitter = 0
-        if seconds > before and isinstance(downloader, ReservesStarts):
-            downloader.delay_raised(key)  # the job's starts reserved for the host kept the shorter delay
+        if shared is not None and raised:
+            shared.delay_raised(key)
         self.crawler.stats.inc_value("politeness/crawl_delay_hosts")
         logger.info("%s asks for Crawl-delay %s s in its robots.txt: %.1f s between requests", key, asked, seconds)
