@@ -117,6 +117,7 @@ class ItemsRow(TypedDict):
     description_length: int | None
     content_length: int | None
     content_kind: str | None
+    archived: bool | None
 
 
 class ElementUsageRow(TypedDict):
@@ -128,6 +129,7 @@ class ElementUsageRow(TypedDict):
     count: int
     items_with: int | None
     defined: bool | None
+    archived: bool | None
 
 
 class LinksRow(TypedDict):
@@ -174,6 +176,7 @@ class ConformanceRow(TypedDict):
     example: str | None
     source: str | None
     w3c: list[str] | None
+    archived: bool | None
 
 
 class FetchLogRow(WarcLocation):

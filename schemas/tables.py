@@ -25,8 +25,9 @@ from schemas.pickling import by_fields
 # 1.5: survey breadth (feeds.generator ... platforms, items.title_has_markup ... content_kind; null in older files);
 # 1.6: items.date_form not-tried (dates past a document's share of dateparser: pipelines/document/dates.py);
 # 1.7: discovered_via archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live);
-# 1.8: fetch_log.waited_for, outcome deferred (a host's pause: crawler/middlewares/hostpause.py).
-SCHEMA_VERSION = "1.8"
+# 1.8: fetch_log.waited_for, outcome deferred (a host's pause: crawler/middlewares/hostpause.py);
+# 1.9: items, element_usage and conformance .archived (an archived copy's rows beside a live fetch's of one URL).
+SCHEMA_VERSION = "1.9"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
 #: Name of the hive partition column every table is split by.
@@ -221,6 +222,13 @@ ITEMS: tuple[Field, ...] = (
         pa.string(),
         "Kind of the main body (content, else description): html, xhtml or plain; null when the item has neither.",
     ),
+    _f(
+        "archived",
+        pa.bool_(),
+        "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
+        "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
+        "(discovered_via = 'archive') = archived. Null before schema 1.9 (read as false).",
+    ),
 )
 
 ELEMENT_USAGE: tuple[Field, ...] = (
@@ -244,6 +252,13 @@ ELEMENT_USAGE: tuple[Field, ...] = (
         "defined",
         pa.bool_(),
         "False for un-namespaced names the format's spec does not define (pubdate, date, content...).",
+    ),
+    _f(
+        "archived",
+        pa.bool_(),
+        "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
+        "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
+        "(discovered_via = 'archive') = archived. Null before schema 1.9 (read as false).",
     ),
 )
 
@@ -322,6 +337,13 @@ CONFORMANCE: tuple[Field, ...] = (
         "w3c",
         STRINGS,
         "Every W3C Feed Validator message the rule corresponds to (empty when none). Null before schema 1.1.",
+    ),
+    _f(
+        "archived",
+        pa.bool_(),
+        "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
+        "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
+        "(discovered_via = 'archive') = archived. Null before schema 1.9 (read as false).",
     ),
 )
 

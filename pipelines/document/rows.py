@@ -30,6 +30,7 @@ from schemas.rowtypes import (
     check_rows,
 )
 from schemas.tables import FEEDS, Encoded, encode_rows
+from schemas.vocab import Via
 
 if TYPE_CHECKING:
     from pipelines.document.checks import Finding
@@ -174,6 +175,7 @@ def feed_rows(
     Items are all new until :func:`mark_novelty` compares them with what earlier jobs saw.
     """
     url = doc.url
+    archived = doc.discovered_via == Via.ARCHIVE  # its rows beside a live fetch's of the same URL (commoncrawl --live)
     ctype = doc.headers.get("content-type")
     errors = sum(1 for f in findings if f.severity == "error")
     out = TableRows()
@@ -253,6 +255,7 @@ def feed_rows(
             "description_length": it.description_length,
             "content_length": it.content_length,
             "content_kind": it.content_kind,
+            "archived": archived,
         }
         for it in parsed.items
     ]
@@ -265,6 +268,7 @@ def feed_rows(
             "count": u.count,
             "items_with": u.items_with,
             "defined": u.defined,
+            "archived": archived,
         }
         for u in parsed.usage
     ]
@@ -279,6 +283,7 @@ def feed_rows(
             "example": f.example,
             "source": f.source,
             "w3c": list(f.w3c),
+            "archived": archived,
         }
         for f in findings
     ]
