@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 from scrapy import Request
 from scrapy.http import Response
 
+from pipelines.dataset.claims import url_key
 from schemas.items import CONTEXT_META_KEY, DEFAULT_CONTEXT, FetchContext, FetchRecord, NotDue, context_from_meta
 
 
@@ -78,6 +79,16 @@ def archive_record_request(
         dont_filter=True,
         priority=-ctx.depth,
     )
+
+
+def lease_key(request: Request) -> str:
+    """The key a distributed job leases ``request`` under (``crawler.frontier``): its URL, or for a web
+    archive's record (:func:`archive_record_request`: its URL is the WARC file's) ``archive <url>`` of the
+    URL the record holds, the key of the record's ``fetch_log`` row (:func:`pipelines.dataset.claims.fetch_key`),
+    so that its commit ends this record's lease alone, and a live fetch of the URL has a lease of its own."""
+    archived = request.cb_kwargs.get("archived")
+    url = archived.get("url") if isinstance(archived, dict) else None
+    return url_key(url, True) if isinstance(url, str) and url else request.url
 
 
 def context_of(message: Request | Response) -> FetchContext:

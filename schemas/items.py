@@ -58,19 +58,26 @@ class FetchContext:
     depth: int  # hops from an input (inputs are 0)
     kind: Expect  # what the crawl expects there
     include_depth: int = 0  # OPML include nesting (for FEEDCENSUS_OPML_MAX_INCLUDE_DEPTH)
+    # The source is a web archive's record (feedcensus commoncrawl), not a fetch of its URL: a distributed
+    # job leases it as "archive <source>" (pipelines/dataset/claims.py url_key), beside a live fetch of the URL.
+    source_archived: bool = False
 
     def child(self, via: Via, source: str | None, kind: Expect, **changes: Any) -> FetchContext:
         """The context of a URL found in the document fetched with this context: one hop deeper."""
+        changes.setdefault("source_archived", self.via == Via.ARCHIVE)
         return FetchContext(via=via, source=source, depth=self.depth + 1, kind=kind, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "via": str(self.via),
             "source": self.source,
             "depth": self.depth,
             "kind": str(self.kind),
             "include_depth": self.include_depth,
         }
+        if self.source_archived:
+            out["source_archived"] = True
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FetchContext:
@@ -81,6 +88,7 @@ class FetchContext:
             depth=int(data.get("depth") or 0),
             kind=Expect(data.get("kind") or Expect.ANY),
             include_depth=int(data.get("include_depth") or 0),
+            source_archived=bool(data.get("source_archived")),
         )
 
 

@@ -93,9 +93,13 @@ def test_every_advertised_feed_is_fetched_live_once_beside_its_archived_copy(ran
         assert kept["warc_filename"] and kept["warc_record_offset"] is not None and now["warc_filename"] is None
         assert kept["fetched_at"].year == 2026 and kept["fetched_at"].month == 3  # when the archive fetched it
         assert now["source"] and now["source"].startswith(url.split("/feed")[0].rsplit("/", 1)[0])
+    items = read_table(out, "items").to_pylist()
     for url, (then, now_items) in answers.changed.items():
         assert (archived[url]["item_count"], live_feeds[url]["item_count"]) == (then, now_items)
         assert archived[url]["content_hash"] != live_feeds[url]["content_hash"]
+        # Each copy's items say whose they are (items.archived), so the two copies never mix.
+        copies = [r["archived"] for r in items if r["feed_url"] == url]
+        assert (copies.count(True), copies.count(False)) == (then, now_items)
 
 
 def test_a_site_with_no_archived_page_has_a_row(ran: dict[str, Any]) -> None:
@@ -290,5 +294,14 @@ def test_a_census_on_a_frontier_shares_its_records_and_live_fetches_with_a_worke
         parts = urlsplit(url)
         assert parts.hostname is not None, url
         assert hits[(parts.hostname, parts.path)] == 1, url
+    # The archived copies too, each once, beside the live fetches of the same URLs (two fetches, two keys).
+    archived = [r["url"] for r in log if r["discovered_via"] == "archive" and r["outcome"] == "feed"]
+    assert sorted(archived) == sorted(answers.archived_feeds)
+    feeds = read_table(out, "feeds").to_pylist()
+    assert sorted(r["url"] for r in feeds if r["discovered_via"] == "archive") == sorted(answers.archived_feeds)
+    items = read_table(out, "items").to_pylist()
+    for url, (then, now_items) in answers.changed.items():
+        copies = [r["archived"] for r in items if r["feed_url"] == url]
+        assert (copies.count(True), copies.count(False)) == (then, now_items), url
     assert {r["site"] for r in log if r["outcome"] == "not_archived"} == set(answers.no_page)
     assert len(read_table(out, "workers").to_pylist()) == processes_that_wrote(worker.stderr)

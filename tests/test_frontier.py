@@ -768,8 +768,8 @@ def test_every_request_taken_for_one_url_goes_back(tmp_path: Path, redis_server:
 
 
 def test_an_archive_record_is_leased_under_the_url_it_holds(tmp_path: Path, redis_server: RedisServer) -> None:
-    """Every record of one WARC file is a request for the file's URL; each is leased under the URL it holds,
-    which its fetch_log row names, so its commit ends its own lease and no other."""
+    """Every record of one WARC file is a request for the file's URL; each is leased under ``archive <url>`` of
+    the URL it holds, which its fetch_log row names, so its commit ends its own lease and no other."""
     _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
     warc = "http://archive.example/crawl-1.warc.gz"
     held = [f"http://site{n}.example/feed" for n in range(3)]
@@ -779,13 +779,43 @@ def test_an_archive_record_is_leased_under_the_url_it_holds(tmp_path: Path, redi
         scheduler.enqueue_request(record)
     first = scheduler.next_request()
     assert first is not None and first.url == warc and first.cb_kwargs["archived"]["url"] in held
-    assert set(scheduler.frontier.leases()) == set(held)
+    assert set(scheduler.frontier.leases()) == {f"archive {url}" for url in held}
     done = first.cb_kwargs["archived"]["url"]
-    commit_and_wait(worker, [{"url": done, "final_url": None, "outcome": "ok"}])  # the record's row
-    assert set(scheduler.frontier.leases()) == set(held) - {done}
+    row = {"url": done, "final_url": done, "outcome": "feed", "discovered_via": "archive"}  # the record's row
+    commit_and_wait(worker, [row])
+    assert set(scheduler.frontier.leases()) == {f"archive {url}" for url in held if url != done}
     scheduler.close("shutdown")
     worker.close("shutdown")
     assert scheduler.frontier.queued() == 2  # the two not fetched go back, the one committed does not
+
+
+def test_a_live_fetch_of_an_archived_url_is_not_settled_by_the_records_commit(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """``commoncrawl --live``: the archived copy of a feed and the live fetch of its URL are two fetches. Once
+    the record's row is committed and its lease released, the live request (a feed link of an archived page,
+    noted under the page's archive key) is still handed out, and its own row ends its own lease."""
+    _, scheduler, spider, worker = frontier_scheduler(tmp_path, redis_server)
+    warc, feed, page = "http://archive.example/crawl-1.warc.gz", "http://site.example/feed", "http://site.example/"
+    record_ctx = FetchContext(via=Via.ARCHIVE, source="crawl-1.warc.gz", depth=0, kind=Expect.FEED)
+    record = archive_record_request(warc, 0, 100, feed, record_ctx, callback=spider.parse, errback=spider.on_error)
+    scheduler.enqueue_request(record)
+    taken = scheduler.next_request()
+    assert taken is not None and scheduler.frontier.leases() == {f"archive {feed}": "w1"}
+    commit_and_wait(worker, [{"url": feed, "final_url": feed, "outcome": "feed", "discovered_via": "archive"}])
+    assert scheduler.frontier.leases() == {}
+    page_ctx = FetchContext(via=Via.ARCHIVE, source="crawl-1.warc.gz", depth=0, kind=Expect.PAGE)
+    link_ctx = page_ctx.child(Via.ARCHIVE_LINK, page, Expect.FEED)
+    assert link_ctx.source_archived
+    scheduler.enqueue_request(make_request(feed, link_ctx, callback=spider.parse, errback=spider.on_error))
+    live = scheduler.next_request()
+    assert live is not None and live.url == feed and "archived" not in live.cb_kwargs
+    assert scheduler.frontier.leases() == {feed: "w1"}
+    commit_and_wait(worker, [{"url": feed, "final_url": feed, "outcome": "feed", "discovered_via": "archive-link"}], 2)
+    assert scheduler.frontier.leases() == {}
+    scheduler.close("shutdown")
+    worker.close("shutdown")
+    assert scheduler.frontier.queued() == 0
 
 
 def test_a_row_naming_a_request_taken_and_not_started_does_not_end_its_lease(

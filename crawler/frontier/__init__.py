@@ -37,7 +37,7 @@ from __future__ import annotations
 from crawler.frontier.codec import RequestCodec
 from crawler.frontier.connection import CountingRedis
 from crawler.frontier.jobs import frontier_jobs, marker_is_stale
-from crawler.frontier.scheduler import FrontierDupeFilter, FrontierQueue, FrontierScheduler, lease_key
+from crawler.frontier.scheduler import FrontierDupeFilter, FrontierQueue, FrontierScheduler
 from crawler.frontier.scripts import JOB_KEYS
 from crawler.frontier.state import (
     BUSY,
@@ -121,7 +121,6 @@ __all__ = [
     "display_url",
     "frontier_jobs",
     "has_password",
-    "lease_key",
     "marker_is_stale",
     "shareable_url",
 ]

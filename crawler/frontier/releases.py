@@ -16,7 +16,8 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from schemas.vocab import Outcome
+from pipelines.dataset.claims import url_key
+from schemas.vocab import Outcome, Via
 
 if TYPE_CHECKING:
     from pipelines.dataset.commits import Batch
@@ -43,7 +44,8 @@ class ReleaseBook:
             self._aliases.setdefault(url, []).extend(urls)
 
     def committed(self, batch: Batch) -> None:
-        """A dataset commit is done: its ``fetch_log`` rows' URLs (and their aliases) may be released.
+        """A dataset commit is done: its ``fetch_log`` rows' URLs (and their aliases) may be released, a web
+        archive's record as ``archive <url>``, the key it was leased under (``crawler.requests.lease_key``).
 
         Not the URL of a plain duplicate row (a page named a URL already requested): that request was
         never queued nor leased, and the URL's lease, if this worker holds one, is the request being
@@ -54,7 +56,8 @@ class ReleaseBook:
             url, final_url = row.get("url"), row.get("final_url")
             if row.get("outcome") == Outcome.DUPLICATE and url == final_url:
                 continue
-            urls += [u for u in (url, final_url) if isinstance(u, str) and u]
+            archived = row.get("discovered_via") == Via.ARCHIVE  # leased as "archive <url>" (lease_key)
+            urls += [url_key(u, archived) for u in dict.fromkeys((url, final_url)) if isinstance(u, str) and u]
         with self._lock:
             for url in list(urls):
                 urls += self._aliases.pop(url, ())

@@ -52,7 +52,9 @@ from crawler.frontier.state import (
 )
 from crawler.frontier.store import Frontier, host_of
 from crawler.frontier.worker import FrontierWorker, _reactor
+from crawler.requests import lease_key
 from pipelines.dataset import faults
+from pipelines.dataset.claims import url_key
 from schemas.items import context_from_meta
 
 if TYPE_CHECKING:
@@ -152,24 +154,16 @@ class FrontierQueue(PriorityQueue):  # type: ignore[misc]  # scrapy-redis has no
 
 
 def _parent_of(request: Request) -> str | None:
-    """The page whose response made ``request``: its context's ``source`` (that response's URL).
+    """The key of the page whose response made ``request``: its context's ``source`` (that response's URL),
+    as :func:`lease_key` leased it (a web archive's record as ``archive <url>``).
 
     None for an input, and for a redirect target: the response that made it is the redirect's,
     not the page named as its source, and the redirect's own URL goes through its lease.
     """
     ctx = context_from_meta(request.meta)
-    if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls"):
+    if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls") or ctx.source is None:
         return None  # an input's source is the file or list that named it, never a page
-    return ctx.source
-
-
-def lease_key(request: Request) -> str:
-    """The URL ``request`` is leased under: its own, or for a web archive's record (``feedcensus
-    commoncrawl``, whose requests all have their WARC file's URL) the URL the record holds, which
-    the record's ``fetch_log`` row names, so that its commit ends this record's lease alone."""
-    archived = request.cb_kwargs.get("archived")
-    url = archived.get("url") if isinstance(archived, dict) else None
-    return url if isinstance(url, str) and url else request.url
+    return url_key(ctx.source, ctx.source_archived)
 
 
 class FrontierDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis has no type information

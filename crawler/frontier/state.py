@@ -149,7 +149,7 @@ class Claimed:
 class Push:
     """One request for :meth:`Frontier.push_many`: its URL and encoded form, and what :meth:`Frontier.push` takes."""
 
-    url: str  # the URL it is leased under (:func:`lease_key`): the queue member is this URL, a newline, ``encoded``
+    url: str  # the key it is leased under (crawler.requests.lease_key): the queue member is this key, a newline, ``encoded``
     encoded: str
     priority: int = 0
     fingerprint: str | None = None  # None: not filtered (dont_filter)

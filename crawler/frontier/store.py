@@ -55,8 +55,9 @@ than the lease (a reactor blocked that long) is taken for dead, so what it held 
 fetched twice (including the requests it had taken and not started, up to
 ``FEEDCENSUS_FRONTIER_PREFETCH``: it still fetches them); a lease no committed row names is let go
 when its worker finishes (``feedcensus/frontier/orphaned``), as refetching it would change nothing.
-Leases are kept by URL (an archive's record by the URL it holds, :func:`lease_key`, not by its
-WARC file's), so requests for one URL (``dont_filter``) share one: anything that ends it early (a
+Leases are kept by URL (an archive's record by ``archive <url>`` of the URL it holds,
+:func:`crawler.requests.lease_key`, not by its WARC file's: a live fetch of that URL is another
+lease), so requests for one URL (``dont_filter``) share one: anything that ends it early (a
 sibling's retry queued, another worker taking a sibling) leaves the siblings this worker holds to
 it alone, lost if it then dies.
 """

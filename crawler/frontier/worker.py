@@ -58,6 +58,7 @@ from crawler.frontier.state import (
 )
 from crawler.frontier.store import Frontier
 from crawler.frontier.urls import _one_line, shareable_url
+from crawler.requests import lease_key
 from pipelines.dataset import faults
 from pipelines.dataset.claims import commit_keys
 from pipelines.dataset.store import committed_claims
@@ -541,13 +542,14 @@ class FrontierWorker:
         return self.releases.take(staged=staged, settled=settled, busy_now=self._responses_in_scraper())
 
     def _responses_in_scraper(self) -> frozenset[str]:
-        """The URLs of the responses Scrapy's scraper holds: their callbacks' output is not all out yet."""
+        """The keys (:func:`lease_key`) of the responses Scrapy's scraper holds: their callbacks' output is not
+        all out yet. (A web archive's record is known by the URL it holds, not by its WARC file's.)"""
         try:
             engine = self.crawler.engine
         except RuntimeError:  # no engine yet
             return frozenset()
         slot = getattr(getattr(engine, "scraper", None), "slot", None)
-        return frozenset(request.url for request in getattr(slot, "active", None) or ())
+        return frozenset(lease_key(request) for request in getattr(slot, "active", None) or ())
 
     def _release(self, *, staged: bool = False) -> None:
         """End this worker's leases of the URLs committed (:meth:`_take_releasable`), once the requests held

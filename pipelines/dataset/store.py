@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from pipelines.dataset.claims import (
     CLAIM_COLUMNS,
     FINAL,
-    KEY_COLUMN,
+    KEYED_TABLES,
     commit_keys,
     commit_of,
     keep_winners,
@@ -116,7 +116,7 @@ def committed_claims(out: str, job_id: str) -> list[tuple[str, str]]:
     for fragment in dataset.get_fragments():
         name = posixpath.basename(fragment.path)
         claim = "committed\t" + name.removeprefix("part-").removesuffix(".parquet")
-        rows = fragment.to_table(columns=["url", "final_url", "outcome", "source"]).to_pylist()
+        rows = fragment.to_table(columns=list(CLAIM_COLUMNS)).to_pylist()
         found += [(key, claim) for key in commit_keys(rows)]
     return found
 
@@ -204,7 +204,7 @@ def open_table(out: str, table: str, job_id: str | None = None) -> ds.Dataset:
     fragments = list(dataset.get_fragments())
     for fragment in fragments:
         check_version(fragment.physical_schema.metadata, where=fragment.path)
-    if table not in KEY_COLUMN and table != "fetch_log":
+    if table not in KEYED_TABLES:
         return dataset
     marker = f"/{PARTITION_KEY}="
     jobs = {job_id} if job_id is not None else {f.path.split(marker, 1)[1].split("/", 1)[0] for f in fragments}
