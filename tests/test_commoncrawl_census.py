@@ -141,6 +141,26 @@ def test_the_coverage_table_equals_the_known_answers(ran: dict[str, Any]) -> Non
     }
 
 
+def test_the_survey_counts_one_copy_of_a_feed_the_census_holds_twice(ran: dict[str, Any]) -> None:
+    """An archived and a live copy of one feed URL: the survey counts one (the first fetched), and the items,
+    usage and rule rows it joins are that copy's alone (items.archived), not both copies' summed."""
+    from crawler.report.survey import compute
+
+    answers = ran["world"].answers
+    survey = compute(str(ran["out"]))
+    (rss,) = survey.table("formats").rows
+    feeds = read_table(ran["out"], "feeds").to_pylist()
+    first: dict[str, dict[str, Any]] = {}
+    for row in sorted(feeds, key=lambda r: r["fetched_at"]):
+        first.setdefault(row["url"], row)
+    assert rss["items"] == sum(r["item_count"] for r in first.values())
+    assert sum(r["items"] for r in survey.table("date_forms").rows) == rss["items"]
+    assert sum(r["items"] for r in survey.table("item_identity").rows) == rss["items"]
+    (title,) = [r for r in survey.table("item_elements").rows if r["element"] == "title"]
+    assert title["items"] == rss["items"]  # every item has a title: counted once each
+    assert any(first[url]["discovered_via"] == "archive" for url in answers.changed)
+
+
 def test_without_live_the_links_are_recorded_and_the_guard_refuses_private_feeds(tmp_path: Path) -> None:
     with open_world(tmp_path / "world", listed=20, unlisted=0) as world, RangeServer(world.folder) as server:
         recorded = census(world, server, tmp_path / "recorded", "--pages", "1")

@@ -6,6 +6,11 @@ from typing import Any
 
 import duckdb
 
+#: Joins rows of ``items``, ``element_usage`` or ``conformance`` (alias ``x``: ``SAME_COPY.format(x="i")``) to
+#: the copy of their feed the survey counts (alias ``s``, with ``url`` and ``archived``): a census with
+#: ``--live`` holds an archived and a live copy of one URL, and each copy's rows say whose they are.
+SAME_COPY = "s.url = {x}.feed_url AND coalesce({x}.archived, false) = s.archived"
+
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
     """The result of ``sql`` as one dict per row, by column name."""

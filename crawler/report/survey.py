@@ -36,10 +36,10 @@ from crawler.report.elements import (
     undefined_table,
 )
 from crawler.report.model import Chart, Column, Survey, Table
+from crawler.report.query import SAME_COPY, pct
 from crawler.report.query import add_pct as _add_pct
 from crawler.report.query import one as _one
 from crawler.report.query import ordered as _ordered
-from crawler.report.query import pct
 from crawler.report.query import rows as _rows
 from crawler.report.reference import known_names
 from crawler.report.views import connect
@@ -69,17 +69,22 @@ NO_DATE = "(no date)"
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
-    """Temporary tables: ``f`` (feeds, one row per URL), ``sel`` (feeds of ``fmt``), ``use`` (their usage)."""
+    """Temporary tables: ``f`` (feeds, one row per URL), ``sel`` (feeds of ``fmt``), ``use`` (their usage).
+
+    A census with ``--live`` has two copies of a feed (archived and live): ``f`` counts the first fetched,
+    and every join to ``items``, ``element_usage`` and ``conformance`` keeps that copy's rows (``archived``).
+    """
     con.execute(
         """CREATE TEMP TABLE f AS
-           SELECT url, format, version, well_formed, item_count, reflexive, content_type_ok, self_url, self_url_matches
+           SELECT url, format, version, well_formed, item_count, reflexive, content_type_ok, self_url, self_url_matches,
+                  coalesce(discovered_via = 'archive', false) AS archived
            FROM feeds QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at, final_url) = 1"""
     )
-    con.execute("CREATE TEMP TABLE sel AS SELECT url, item_count FROM f WHERE format = ?", [fmt])
+    con.execute("CREATE TEMP TABLE sel AS SELECT url, item_count, archived FROM f WHERE format = ?", [fmt])
     con.execute(
-        """CREATE TEMP TABLE use AS
+        f"""CREATE TEMP TABLE use AS
            SELECT u.feed_url, u.scope, u.element, u.count, u.items_with, u.defined, s.item_count
-           FROM element_usage u JOIN sel s ON s.url = u.feed_url"""
+           FROM element_usage u JOIN sel s ON {SAME_COPY.format(x="u")}"""
     )
     names = known_names(fmt)
     known = pa.table({"canon": list(names), "key": [n.lower() for n in names]})
@@ -132,10 +137,10 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
         r["rule"]: r
         for r in _rows(
             con,
-            """SELECT c.rule, any_value(c.severity) AS severity, any_value(c.source) AS source,
+            f"""SELECT c.rule, any_value(c.severity) AS severity, any_value(c.source) AS source,
                       count(DISTINCT c.feed_url) AS feeds,
                       sum(c.count)::BIGINT AS occurrences
-               FROM conformance c JOIN sel s ON s.url = c.feed_url GROUP BY c.rule""",
+               FROM conformance c JOIN sel s ON {SAME_COPY.format(x="c")} GROUP BY c.rule""",
         )
     }
     rows = []
@@ -158,14 +163,14 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
     rows.sort(key=lambda r: (-r["feeds"], r["rule"]))
     clean = _one(
         con,
-        """SELECT count(*) FROM sel s WHERE NOT EXISTS (
-               SELECT 1 FROM conformance c WHERE c.feed_url = s.url AND c.severity = 'error')""",
+        f"""SELECT count(*) FROM sel s WHERE NOT EXISTS (
+               SELECT 1 FROM conformance c WHERE {SAME_COPY.format(x="c")} AND c.severity = 'error')""",
     )
     # profile conformance alone: the rules of source "profile" (files before schema 1.1 had only those)
     profile_clean = _one(
         con,
-        """SELECT count(*) FROM sel s WHERE NOT EXISTS (
-               SELECT 1 FROM conformance c WHERE c.feed_url = s.url AND c.severity = 'error'
+        f"""SELECT count(*) FROM sel s WHERE NOT EXISTS (
+               SELECT 1 FROM conformance c WHERE {SAME_COPY.format(x="c")} AND c.severity = 'error'
                AND coalesce(c.source, 'profile') = 'profile')""",
     )
     notes = [
@@ -212,7 +217,7 @@ def _date_forms(con: duckdb.DuckDBPyConnection, fmt: str) -> Table:
         for r in _rows(
             con,
             f"""SELECT coalesce(i.date_form, '{NO_DATE}') AS date_form, count(*) AS items
-                FROM items i JOIN sel s ON s.url = i.feed_url GROUP BY ALL""",
+                FROM items i JOIN sel s ON {SAME_COPY.format(x="i")} GROUP BY ALL""",
         )
     }
     total = sum(got.values())
