@@ -147,6 +147,7 @@ class LinksRow(TypedDict):
     conforms_atom: bool
     reasons: list[str]
     followed: bool
+    archived: bool | None
 
 
 class PagesRow(TypedDict):
@@ -163,6 +164,7 @@ class PagesRow(TypedDict):
     rel_alternate: bool
     rel_feed: bool
     fetched_at: datetime
+    archived: bool | None
 
 
 class ConformanceRow(TypedDict):

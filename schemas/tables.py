@@ -26,7 +26,7 @@ from schemas.pickling import by_fields
 # 1.6: items.date_form not-tried (dates past a document's share of dateparser: pipelines/document/dates.py);
 # 1.7: discovered_via archive-link (a live fetch of a feed link an archived page advertises: commoncrawl --live);
 # 1.8: fetch_log.waited_for, outcome deferred (a host's pause: crawler/middlewares/hostpause.py);
-# 1.9: items, element_usage and conformance .archived (an archived copy's rows beside a live fetch's of one URL).
+# 1.9: items, element_usage, conformance, pages and links .archived (an archived copy's rows beside a live fetch's).
 SCHEMA_VERSION = "1.9"
 #: Key of the schema version in each file's key-value metadata.
 VERSION_KEY = b"feedcensus.schema_version"
@@ -227,7 +227,7 @@ ITEMS: tuple[Field, ...] = (
         pa.bool_(),
         "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
         "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
-        "(discovered_via = 'archive') = archived. Null before schema 1.9 (read as false).",
+        "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
     ),
 )
 
@@ -258,7 +258,7 @@ ELEMENT_USAGE: tuple[Field, ...] = (
         pa.bool_(),
         "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
         "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
-        "(discovered_via = 'archive') = archived. Null before schema 1.9 (read as false).",
+        "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
     ),
 )
 
@@ -280,6 +280,12 @@ LINKS: tuple[Field, ...] = (
     ),
     _f("reasons", STRINGS, "Ids of the rules the link fails.", nullable=False),
     _f("followed", pa.bool_(), "Whether the crawl requested the href.", nullable=False),
+    _f(
+        "archived",
+        pa.bool_(),
+        "True when the row is of a web archive's copy of the page (its fetch_log row's discovered_via is archive: "
+        "feedcensus commoncrawl), false when of a fetch. Null before schema 1.9.",
+    ),
 )
 
 PAGES: tuple[Field, ...] = (
@@ -316,6 +322,12 @@ PAGES: tuple[Field, ...] = (
         nullable=False,
     ),
     _f("fetched_at", TIMESTAMP, "When the page was received (its fetch_log row's fetched_at).", nullable=False),
+    _f(
+        "archived",
+        pa.bool_(),
+        "True when the row is of a web archive's copy of the page (its fetch_log row's discovered_via is archive: "
+        "feedcensus commoncrawl), false when of a fetch. Null before schema 1.9.",
+    ),
 )
 
 CONFORMANCE: tuple[Field, ...] = (
@@ -343,7 +355,7 @@ CONFORMANCE: tuple[Field, ...] = (
         pa.bool_(),
         "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
         "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
-        "(discovered_via = 'archive') = archived. Null before schema 1.9 (read as false).",
+        "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
     ),
 )
 

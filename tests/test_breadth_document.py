@@ -445,7 +445,7 @@ def test_crawl_writes_the_feed_columns(crawled: dict[str, Any]) -> None:
     table: pa.Table = crawled["feeds"]
     assert table.schema.field("feed_date").type == pa.timestamp("us", tz="UTC")
     assert table.schema.field("link_rels").type == pa.list_(pa.string())
-    assert table.schema.metadata[VERSION_KEY] == SCHEMA_VERSION.encode() == b"1.8"
+    assert table.schema.metadata[VERSION_KEY] == SCHEMA_VERSION.encode() == b"1.9"
     rows = {r["url"].removeprefix(crawled["base"]): r for r in table.to_pylist()}
     atom, rss = rows["/atom.xml"], rows["/rss.xml"]
     assert atom["generator"] == "Hugo 0.121 (https://gohugo.io/)"

@@ -4,7 +4,8 @@ registration and Redis's errors are :class:`~crawler.frontier.connection.JobConn
 
 - **Per-job keys** ``feedcensus:<job>:`` + ``queue`` (a scrapy-redis priority zset),
   ``dupefilter`` (a set of Scrapy 2.19 request fingerprints), ``leases`` (hash: URL
-  -> the worker holding it), ``held:<worker>`` (hash: URL -> score and queue member,
+  -> the worker holding it; a web archive's record is ``archive <url>``, see the end of this docstring),
+  ``held:<worker>`` (hash: URL -> score and queue member,
   what goes back to the queue if that worker dies), ``workers`` (hash: worker -> JSON
   host, pid, started, state, heartbeat, requests), ``not_due`` (set: the feeds recorded
   as not due, so one worker records each) and ``meta`` (hash: created, state

@@ -13,13 +13,18 @@ one *key*, and a commit claims its keys in the frontier before it publishes its 
   ``robots <url>``: each process fetches a host's robots.txt for its own politeness, the job keeps
   one row for it.
 - Bookkeeping rows a page's reading writes about the URLs it names (``duplicate``, ``not_due``, and
-  an input's ``input_error``) have their outcome, URL, final URL and source joined, so a page read
-  twice keeps one reading's rows, and two pages naming a URL keep a row each.
+  an input's ``input_error``) have their outcome, URL, final URL and source joined (and
+  ``archive-link`` when an archived page named it), so a page read twice keeps one reading's rows,
+  and two pages naming a URL keep a row each.
 - ``feeds``, ``items``, ``element_usage`` and ``conformance`` rows have their feed's key: its URL
   (``feeds.url``, the feed's ``fetch_log.url``), archived or not (``feeds.discovered_via``, the
-  others' ``archived``). ``pages`` and ``links`` rows have their page's key: that of the ``fetch_log``
-  row of the same commit whose final URL is their ``page_url`` (the page after redirects).
-  ``workers`` rows are one per process: never dropped.
+  others' ``archived``). ``pages`` rows have their page's (``pages.url``, as requested, and
+  ``archived``), ``links`` rows their page's too (``page_url`` is the page after redirects: mapped
+  through the ``pages`` rows of the same commit, which the page's rows share). ``workers`` rows are
+  one per process: never dropped. Rows of files before schema 1.9 (no ``archived``) read as live.
+- Readers of a job some key of which has rows in two commits (:func:`winning_commits`) keep each key's
+  rows from one commit; ``links`` rows, which do not name the URL their page was requested as, go by
+  their page's URL after redirects (:data:`FINAL`).
 
 Pure functions over rows and Arrow tables; no Scrapy, no Redis.
 """
@@ -42,7 +47,7 @@ ARCHIVED: Final = "archive "
 SEP: Final = "\x1f"
 #: The ``fetch_log`` columns a row's key is made of.
 CLAIM_COLUMNS: Final = ("url", "final_url", "outcome", "source", "discovered_via")
-#: Marks a page's URL after redirects in :func:`winning_commits` (``pages`` and ``links`` rows name it).
+#: Marks a page's URL after redirects in :func:`winning_commits` (``links.page_url`` names it).
 FINAL: Final = "final "
 #: The tables whose rows are a feed's, by the column naming the feed's URL.
 FEED_URL: Final[Mapping[str, str]] = {
@@ -51,7 +56,7 @@ FEED_URL: Final[Mapping[str, str]] = {
     "element_usage": "feed_url",
     "conformance": "feed_url",
 }
-#: The tables whose rows are a page's (``page_url``: the page after redirects).
+#: The tables whose rows are a page's.
 PAGE_TABLES: Final = frozenset({"pages", "links"})
 #: The tables whose rows have keys (the others' are never dropped).
 KEYED_TABLES: Final = frozenset({"fetch_log", *FEED_URL, *PAGE_TABLES})
@@ -67,7 +72,9 @@ def fetch_key(row: Mapping[str, Any]) -> str:
     outcome = str(row.get("outcome") or "")
     url = str(row.get("url") or "")
     if outcome in BOOKKEEPING:
-        return SEP.join((outcome, url, str(row.get("final_url") or ""), str(row.get("source") or "")))
+        parts = (outcome, url, str(row.get("final_url") or ""), str(row.get("source") or ""))
+        # archive-link: named by an archived page, which a live page at the same URL is not
+        return SEP.join((*parts, "archive-link") if row.get("discovered_via") == Via.ARCHIVE_LINK else parts)
     if outcome == ROBOTS:
         return f"{ROBOTS} {url}"
     return url_key(url, row.get("discovered_via") == Via.ARCHIVE)
@@ -79,39 +86,39 @@ def commit_keys(fetch_log: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(fetch_key(row) for row in fetch_log))
 
 
-def page_keys(fetch_log: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """A commit's pages after redirects (``fetch_log.final_url``, else ``url``) -> their keys
-    (:func:`fetch_key`), for its ``pages`` and ``links`` rows (``page_url``). A page's row names it
-    first; other fetches (a feed link that answered HTML) only when no page's row does."""
-    rows = [r for r in fetch_log if r.get("url") and r.get("outcome") not in BOOKKEEPING | {ROBOTS}]
-    keys: dict[str, str] = {}
-    for row in sorted(rows, key=lambda r: r.get("outcome") != "page"):
-        keys.setdefault(str(row.get("final_url") or row["url"]), fetch_key(row))
-    return keys
+def page_keys(pages: Iterable[Mapping[str, Any]]) -> dict[tuple[str, bool], str]:
+    """(``page_url``, ``archived``) -> the page's key (``url`` as requested), of a commit's ``pages`` rows."""
+    return {
+        (str(r["page_url"]), bool(r.get("archived"))): url_key(str(r["url"]), bool(r.get("archived")))
+        for r in pages
+        if r.get("page_url") and r.get("url")
+    }
 
 
-def row_keys(table: str, arrow: pa.Table, pages: Mapping[str, str]) -> list[str | None] | None:
+def _archived(table: str, arrow: pa.Table) -> list[bool]:
+    """Whether each row of ``arrow`` (of ``table``) is of a web archive's copy (false in files before 1.9)."""
+    if table == "feeds":
+        return [v == Via.ARCHIVE for v in arrow.column("discovered_via").to_pylist()]
+    if "archived" not in arrow.column_names:
+        return [False] * arrow.num_rows
+    return [bool(v) for v in arrow.column("archived").to_pylist()]
+
+
+def row_keys(table: str, arrow: pa.Table, pages: Mapping[tuple[str, bool], str]) -> list[str | None] | None:
     """The key of each row of ``arrow`` (rows of ``table``: see the module's docstring), None for a row
     without one; None for a table whose rows have no keys (``workers``). ``pages``: :func:`page_keys` of
     the commit. ``fetch_log`` rows have theirs from :func:`fetch_key`."""
-    names = set(arrow.column_names)
-    if table in FEED_URL:
-        urls = arrow.column(FEED_URL[table]).to_pylist()
-        if table == "feeds":
-            archived = [v == Via.ARCHIVE for v in arrow.column("discovered_via").to_pylist()]
-        else:  # files before schema 1.9 have no ``archived``: read as false
-            archived = arrow.column("archived").to_pylist() if "archived" in names else [False] * len(urls)
-        return [None if u is None else url_key(u, bool(a)) for u, a in zip(urls, archived, strict=True)]
-    if table in PAGE_TABLES:  # a page's rows without its fetch_log row here: by the URL they name
-        fallback = arrow.column("url" if table == "pages" else "page_url").to_pylist()
-        return [
-            None if v is None else pages.get(v, f)
-            for v, f in zip(arrow.column("page_url").to_pylist(), fallback, strict=True)
-        ]
-    return None
+    if table not in FEED_URL and table not in PAGE_TABLES:
+        return None
+    archived = _archived(table, arrow)
+    column = FEED_URL.get(table) or ("url" if table == "pages" else "page_url")
+    urls = arrow.column(column).to_pylist()
+    if table == "links":
+        return [None if u is None else pages.get((u, a), url_key(u, a)) for u, a in zip(urls, archived, strict=True)]
+    return [None if u is None else url_key(u, a) for u, a in zip(urls, archived, strict=True)]
 
 
-def keep_rows(table: str, arrow: pa.Table, drop: set[str], pages: Mapping[str, str]) -> pa.Table:
+def keep_rows(table: str, arrow: pa.Table, drop: set[str], pages: Mapping[tuple[str, bool], str]) -> pa.Table:
     """``arrow`` (rows of ``table``) without the rows whose key is in ``drop``.
 
     ``fetch_log`` is filtered as dicts by :func:`fetch_key` before it becomes Arrow; ``workers`` never is.
@@ -139,19 +146,23 @@ def winning_commits(fetch_logs: Iterable[tuple[str, Iterable[Mapping[str, Any]]]
     for commit, rows in fetch_logs:
         for row in rows:
             winners.setdefault(fetch_key(row), commit)
-            if row.get("outcome") == "page" and row.get("url"):  # pages and links name the page after redirects
-                winners.setdefault(FINAL + str(row.get("final_url") or row["url"]), commit)
+            url = row.get("final_url") or row.get("url")
+            if url and row.get("outcome") not in BOOKKEEPING | {ROBOTS}:  # links name a page after redirects
+                winners.setdefault(FINAL + url_key(str(url), row.get("discovered_via") == Via.ARCHIVE), commit)
     return winners
 
 
 def keep_winners(table: str, commit: str, arrow: pa.Table, winners: Mapping[str, str]) -> pa.Table:
     """The rows of ``arrow`` (of ``table``, from ``commit``) whose key's rows are this commit's (or whose key
-    no ``fetch_log`` row has, as ``workers`` rows). A page's rows go by its URL after redirects (:data:`FINAL`)."""
+    no ``fetch_log`` row has, as ``workers`` rows). ``links`` rows go by their page's URL after redirects."""
     keys: list[str | None] | None
     if table == "fetch_log":
         keys = [fetch_key(r) for r in arrow.select(list(CLAIM_COLUMNS)).to_pylist()]
-    elif table in PAGE_TABLES:
-        keys = [None if v is None else FINAL + v for v in arrow.column("page_url").to_pylist()]
+    elif table == "links":
+        urls = arrow.column("page_url").to_pylist()
+        keys = [
+            None if u is None else FINAL + url_key(u, a) for u, a in zip(urls, _archived(table, arrow), strict=True)
+        ]
     else:
         keys = row_keys(table, arrow, {})
     if keys is None:

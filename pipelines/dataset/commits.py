@@ -243,7 +243,7 @@ class DatasetWriter:
         tables = [t for t in TABLES if t in batch.tables or t in batch.encoded]
         name = f"part-{batch.seq:06d}-{self._token}.parquet"
         atomic = _atomic_rename_supported(self.fs)
-        pages = page_keys(batch.tables.get("fetch_log", [])) if drop else {}
+        pages = page_keys(batch.tables.get("pages", [])) if drop else {}
         written: list[tuple[str, str, str, int]] = []  # (table, temporary name, final name, rows)
         try:
             for table in tables:

@@ -121,7 +121,13 @@ def fetch_row(rec: FetchRecord) -> Row:
     return cast("Row", row)
 
 
+def _archived(page: PageLinks) -> bool:
+    """Whether ``page`` is a web archive's copy (its rows beside a live fetch's of the same URL: commoncrawl)."""
+    return page.record is not None and page.record.discovered_via == Via.ARCHIVE
+
+
 def link_rows(page: PageLinks) -> list[Row]:
+    archived = _archived(page)
     rows: list[LinksRow] = []
     for link, followed in zip(page.links, page.followed, strict=True):
         row: LinksRow = {
@@ -137,6 +143,7 @@ def link_rows(page: PageLinks) -> list[Row]:
             "conforms_atom": link.conforms_atom,
             "reasons": list(link.reasons),
             "followed": followed,
+            "archived": archived,
         }
         rows.append(row)
     return _plain(rows)
@@ -157,6 +164,7 @@ def page_rows(page: PageLinks) -> list[Row]:
         "rel_alternate": facts.rel_alternate,
         "rel_feed": facts.rel_feed,
         "fetched_at": page.fetched_at,
+        "archived": _archived(page),
     }
     return _plain([row])
 
