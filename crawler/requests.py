@@ -91,6 +91,12 @@ def lease_key(request: Request) -> str:
     return url_key(url, True) if isinstance(url, str) and url else request.url
 
 
+def parent_key(ctx: FetchContext) -> str | None:
+    """The key (:func:`lease_key`) of the page or document whose reading named a URL found with ``ctx``: its
+    ``source`` (that response's URL), as ``archive <url>`` when that was a web archive's record."""
+    return None if ctx.source is None else url_key(ctx.source, ctx.source_archived)
+
+
 def context_of(message: Request | Response) -> FetchContext:
     """The fetch context a request (or the request behind a response) was made with."""
     return context_from_meta(message.meta) or DEFAULT_CONTEXT

@@ -68,16 +68,14 @@ class FetchContext:
         return FetchContext(via=via, source=source, depth=self.depth + 1, kind=kind, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return {
             "via": str(self.via),
             "source": self.source,
             "depth": self.depth,
             "kind": str(self.kind),
             "include_depth": self.include_depth,
+            "source_archived": self.source_archived,
         }
-        if self.source_archived:
-            out["source_archived"] = True
-        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FetchContext:

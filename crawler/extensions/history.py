@@ -28,6 +28,7 @@ from scrapy import signals
 from scrapy.utils.defer import deferred_from_coro
 
 from crawler.extensions.dataset import dataset_of
+from crawler.requests import parent_key
 from pipelines.dataset.schedule import Due, Hints, Policy, next_due
 from pipelines.dataset.state import FeedState, SeenItem, StateIndex, conditional_headers, hints_of
 from schemas.items import FetchContext, FetchRecord, NotDue
@@ -160,7 +161,7 @@ class History:
         due = next_due(hints_of(state), self.policy)
         if due.is_due(now):
             return conditional_headers(state) if self.conditional and state.row is not None else {}
-        if not self.claim_not_due(url, ctx.source):
+        if not self.claim_not_due(url, parent_key(ctx)):
             return FetchRecord.for_context(ctx, url, Outcome.DUPLICATE, error="already recorded as not due")
         record = FetchRecord.for_context(
             ctx,
@@ -192,7 +193,7 @@ class History:
         due = next_due(hints_of(state), self.policy)
         if due.is_due(now):
             return {}
-        if not self.claim_not_due(known, ctx.source):
+        if not self.claim_not_due(known, parent_key(ctx)):
             return FetchRecord.for_context(
                 ctx, url, Outcome.DUPLICATE, error=f"already recorded as not due: the feed at {known}, redirected here"
             )

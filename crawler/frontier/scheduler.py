@@ -52,9 +52,8 @@ from crawler.frontier.state import (
 )
 from crawler.frontier.store import Frontier, host_of
 from crawler.frontier.worker import FrontierWorker, _reactor
-from crawler.requests import lease_key
+from crawler.requests import lease_key, parent_key
 from pipelines.dataset import faults
-from pipelines.dataset.claims import url_key
 from schemas.items import context_from_meta
 
 if TYPE_CHECKING:
@@ -161,9 +160,9 @@ def _parent_of(request: Request) -> str | None:
     not the page named as its source, and the redirect's own URL goes through its lease.
     """
     ctx = context_from_meta(request.meta)
-    if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls") or ctx.source is None:
+    if ctx is None or ctx.depth == 0 or request.meta.get("redirect_urls"):
         return None  # an input's source is the file or list that named it, never a page
-    return url_key(ctx.source, ctx.source_archived)
+    return parent_key(ctx)
 
 
 class FrontierDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis has no type information
