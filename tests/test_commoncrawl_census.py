@@ -158,6 +158,11 @@ def test_the_survey_counts_one_copy_of_a_feed_the_census_holds_twice(ran: dict[s
     assert sum(r["items"] for r in survey.table("item_identity").rows) == rss["items"]
     (title,) = [r for r in survey.table("item_elements").rows if r["element"] == "title"]
     assert title["items"] == rss["items"]  # every item has a title: counted once each
+    counted = {(url, row["discovered_via"] == "archive") for url, row in first.items()}
+    checks = read_table(ran["out"], "conformance").to_pylist()
+    occurrences = sum(r["count"] for r in checks if (r["feed_url"], r["archived"]) in counted)
+    assert sum(r["occurrences"] for r in survey.table("rule_failures").rows) == occurrences
+    assert occurrences < sum(r["count"] for r in checks)  # the other copies' rows were left out
     assert any(first[url]["discovered_via"] == "archive" for url in answers.changed)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import duckdb
 
 from crawler.report.model import Chart, Column, Table
-from crawler.report.query import pct
+from crawler.report.query import pct, same_copy
 from crawler.report.query import rows as _rows
 from pipelines.document.checks import RULES
 from pipelines.document.checks.rules import ATOM
@@ -42,13 +42,13 @@ FORMAT_RULES = (
 def _per_feed(con: duckdb.DuckDBPyConnection) -> None:
     """``af``: each feed of the job (one row per URL) with its format, platforms and failed rules of each kind."""
     con.execute(
-        """CREATE OR REPLACE TEMP TABLE af AS
-           SELECT b.url, b.format, b.platforms,
+        f"""CREATE OR REPLACE TEMP TABLE af AS
+           SELECT b.url, b.format, b.platforms, b.archived,
                   count(DISTINCT c.rule) FILTER (WHERE c.severity = 'error') AS error_rules,
                   count(DISTINCT c.rule) FILTER (WHERE c.severity = 'warning') AS warning_rules,
                   coalesce(sum(c.count) FILTER (WHERE c.severity = 'error'), 0)::BIGINT AS error_count
-           FROM bf b LEFT JOIN conformance c ON c.feed_url = b.url
-           WHERE b.format IN ('rss', 'atom', 'rdf') GROUP BY b.url, b.format, b.platforms"""
+           FROM bf b LEFT JOIN conformance c ON {same_copy("c", "b")}
+           WHERE b.format IN ('rss', 'atom', 'rdf') GROUP BY b.url, b.format, b.platforms, b.archived"""
     )
 
 
@@ -58,8 +58,8 @@ def _rule_failures(con: duckdb.DuckDBPyConnection) -> Table:
         r["rule"]: r
         for r in _rows(
             con,
-            """SELECT c.rule, count(DISTINCT c.feed_url) AS feeds, sum(c.count)::BIGINT AS occurrences
-               FROM conformance c JOIN af a ON a.url = c.feed_url WHERE a.format = 'atom' GROUP BY c.rule""",
+            f"""SELECT c.rule, count(DISTINCT c.feed_url) AS feeds, sum(c.count)::BIGINT AS occurrences
+               FROM conformance c JOIN af a ON {same_copy("c", "a")} WHERE a.format = 'atom' GROUP BY c.rule""",
         )
     }
     atom_rules = [rule for rule in RULES.values() if rule.source == ATOM]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import duckdb
 
 from crawler.report.model import Chart, Column, Table
-from crawler.report.query import SAME_COPY, pct
 from crawler.report.query import add_pct as _add_pct
 from crawler.report.query import one as _one
 from crawler.report.query import ordered as _ordered
+from crawler.report.query import pct, same_copy
 from crawler.report.query import rows as _rows
 from schemas.vocab import FeedMediaType
 
@@ -166,7 +166,7 @@ def identities_table(con: duckdb.DuckDBPyConnection, n: int) -> Table:
         con,
         f"""SELECT coalesce(identity_source, '{NOT_RECORDED}') AS source,
                    count(DISTINCT feed_url) AS feeds, count(*) AS items
-            FROM items i JOIN sel s ON {SAME_COPY.format(x="i")} GROUP BY ALL""",
+            FROM items i JOIN sel s ON {same_copy("i")} GROUP BY ALL""",
     )
     rows = _ordered(rows, "source", IDENTITY_SOURCES, NOT_RECORDED)
     total_items = sum(r["items"] for r in rows)
@@ -174,7 +174,7 @@ def identities_table(con: duckdb.DuckDBPyConnection, n: int) -> Table:
     _add_pct(rows, "items", "pct_items", total_items)
     fallback = _one(
         con,
-        f"""SELECT count(DISTINCT feed_url) FROM items i JOIN sel s ON {SAME_COPY.format(x="i")}
+        f"""SELECT count(DISTINCT feed_url) FROM items i JOIN sel s ON {same_copy("i")}
            WHERE identity_source IN ('link', 'hash')""",
     )
     return Table(

@@ -6,10 +6,13 @@ from typing import Any
 
 import duckdb
 
-#: Joins rows of ``items``, ``element_usage`` or ``conformance`` (alias ``x``: ``SAME_COPY.format(x="i")``) to
-#: the copy of their feed the survey counts (alias ``s``, with ``url`` and ``archived``): a census with
-#: ``--live`` holds an archived and a live copy of one URL, and each copy's rows say whose they are.
-SAME_COPY = "s.url = {x}.feed_url AND coalesce({x}.archived, false) = s.archived"
+
+def same_copy(x: str, feed: str = "s") -> str:
+    """SQL joining rows of ``items``, ``element_usage`` or ``conformance`` (alias ``x``) to the copy of their
+    feed a report counts (alias ``feed``, with ``url`` and ``archived``): a census with ``--live`` holds an
+    archived and a live copy of one URL, and each copy's rows say whose they are (files before schema 1.9 do
+    not: their rows join whichever copy is counted)."""
+    return f"{feed}.url = {x}.feed_url AND coalesce({x}.archived, {feed}.archived) = {feed}.archived"
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:

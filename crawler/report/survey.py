@@ -36,10 +36,10 @@ from crawler.report.elements import (
     undefined_table,
 )
 from crawler.report.model import Chart, Column, Survey, Table
-from crawler.report.query import SAME_COPY, pct
 from crawler.report.query import add_pct as _add_pct
 from crawler.report.query import one as _one
 from crawler.report.query import ordered as _ordered
+from crawler.report.query import pct, same_copy
 from crawler.report.query import rows as _rows
 from crawler.report.reference import known_names
 from crawler.report.views import connect
@@ -84,7 +84,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     con.execute(
         f"""CREATE TEMP TABLE use AS
            SELECT u.feed_url, u.scope, u.element, u.count, u.items_with, u.defined, s.item_count
-           FROM element_usage u JOIN sel s ON {SAME_COPY.format(x="u")}"""
+           FROM element_usage u JOIN sel s ON {same_copy("u")}"""
     )
     names = known_names(fmt)
     known = pa.table({"canon": list(names), "key": [n.lower() for n in names]})
@@ -140,7 +140,7 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
             f"""SELECT c.rule, any_value(c.severity) AS severity, any_value(c.source) AS source,
                       count(DISTINCT c.feed_url) AS feeds,
                       sum(c.count)::BIGINT AS occurrences
-               FROM conformance c JOIN sel s ON {SAME_COPY.format(x="c")} GROUP BY c.rule""",
+               FROM conformance c JOIN sel s ON {same_copy("c")} GROUP BY c.rule""",
         )
     }
     rows = []
@@ -164,13 +164,13 @@ def _rules(con: duckdb.DuckDBPyConnection, fmt: str, n: int) -> Table:
     clean = _one(
         con,
         f"""SELECT count(*) FROM sel s WHERE NOT EXISTS (
-               SELECT 1 FROM conformance c WHERE {SAME_COPY.format(x="c")} AND c.severity = 'error')""",
+               SELECT 1 FROM conformance c WHERE {same_copy("c")} AND c.severity = 'error')""",
     )
     # profile conformance alone: the rules of source "profile" (files before schema 1.1 had only those)
     profile_clean = _one(
         con,
         f"""SELECT count(*) FROM sel s WHERE NOT EXISTS (
-               SELECT 1 FROM conformance c WHERE {SAME_COPY.format(x="c")} AND c.severity = 'error'
+               SELECT 1 FROM conformance c WHERE {same_copy("c")} AND c.severity = 'error'
                AND coalesce(c.source, 'profile') = 'profile')""",
     )
     notes = [
@@ -217,7 +217,7 @@ def _date_forms(con: duckdb.DuckDBPyConnection, fmt: str) -> Table:
         for r in _rows(
             con,
             f"""SELECT coalesce(i.date_form, '{NO_DATE}') AS date_form, count(*) AS items
-                FROM items i JOIN sel s ON {SAME_COPY.format(x="i")} GROUP BY ALL""",
+                FROM items i JOIN sel s ON {same_copy("i")} GROUP BY ALL""",
         )
     }
     total = sum(got.values())

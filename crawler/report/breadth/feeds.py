@@ -19,7 +19,7 @@ from crawler.report.breadth.common import (
     has_column,
 )
 from crawler.report.model import Chart, Column, Table
-from crawler.report.query import pct
+from crawler.report.query import pct, same_copy
 from crawler.report.query import rows as _rows
 
 
@@ -156,8 +156,9 @@ def content(con: duckdb.DuckDBPyConnection) -> list[Table]:
     )
     media = _rows(
         con,
-        """SELECT element, count(DISTINCT feed_url) AS feeds, sum(coalesce(items_with, 0))::BIGINT AS items
-           FROM element_usage WHERE scope = 'item' AND (starts_with(element, 'media:') OR element = 'enclosure')
+        f"""SELECT element, count(DISTINCT feed_url) AS feeds, sum(coalesce(items_with, 0))::BIGINT AS items
+           FROM element_usage u JOIN bf b ON {same_copy("u", "b")}
+           WHERE scope = 'item' AND (starts_with(element, 'media:') OR element = 'enclosure')
              AND NOT contains(element, '@') GROUP BY ALL ORDER BY feeds DESC, element""",
     )
     for e in enclosures:

@@ -14,6 +14,7 @@ from crawler.report.breadth.common import (
     _host,
     has_column,
 )
+from crawler.report.query import same_copy
 from schemas.tables import TABLES
 
 # --- the per-feed and per-item working tables ------------------------------------------------------
@@ -40,7 +41,8 @@ def prepare(con: duckdb.DuckDBPyConnection) -> None:
                    {_col("feeds", "hreflangs", "VARCHAR[]", "f.")}, {_col("feeds", "platforms", "VARCHAR[]", "f.")},
                    (SELECT any_value(l.content_language) FROM bl l WHERE l.url = f.url AND l.outcome = 'feed')
                        AS content_language,
-                   (SELECT any_value(l.site) FROM bl l WHERE l.url = f.url) AS site
+                   (SELECT any_value(l.site) FROM bl l WHERE l.url = f.url) AS site,
+                   coalesce(f.discovered_via = 'archive', false) AS archived
             FROM feeds f QUALIFY row_number() OVER (PARTITION BY f.url ORDER BY f.fetched_at, f.final_url) = 1"""
     )
     con.execute(
@@ -51,7 +53,7 @@ def prepare(con: duckdb.DuckDBPyConnection) -> None:
                    {_col("items", "content_length", "INTEGER", "i.")},
                    {_col("items", "content_kind", "VARCHAR", "i.")},
                    i.pub_date > b.fetched_at + INTERVAL {FUTURE_TOLERANCE_DAYS} DAY AS future
-            FROM items i JOIN bf b ON b.url = i.feed_url"""
+            FROM items i JOIN bf b ON {same_copy("i", "b")}"""
     )
     defaults = ", ".join(f"'{t}'" for t in DEFAULT_TITLES)
     con.execute(
