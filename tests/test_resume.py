@@ -369,6 +369,22 @@ def test_an_error_inside_the_engine_is_shown_as_itself() -> None:
     )
 
 
+def test_a_worker_whose_requests_its_hosts_answered_with_errors_did_not_fail() -> None:
+    """A worker of a shared job that took only a gone feed (its host answered 404) fetched the job's data; one
+    whose every request got no answer at all failed, as a crawl whose every input failed does."""
+    from crawler.cli.crawl import CrawlResult, exit_status
+    from crawler.cli.errors import EXIT_NOTHING_FETCHED, EXIT_OK
+
+    args = argparse.Namespace(frontier="redis://127.0.0.1:1/0", resume=None)
+    settings = {"FEEDCENSUS_OUT": "out", "FEEDCENSUS_JOB_ID": "j"}
+    gone = {"feedcensus/frontier/leased": 1, "feedcensus/outcome/http_error": 1}
+    assert exit_status(CrawlResult(stats=gone, elapsed=1.0), args, settings, worker=True) == (EXIT_OK, None)
+    assert exit_status(CrawlResult(stats=gone, elapsed=1.0), args, settings)[0] == EXIT_NOTHING_FETCHED
+    unreachable = {"feedcensus/frontier/leased": 2, "feedcensus/outcome/network_error": 2}
+    code, _ = exit_status(CrawlResult(stats=unreachable, elapsed=1.0), args, settings, worker=True)
+    assert code == EXIT_NOTHING_FETCHED
+
+
 def test_resume_of_a_job_that_wrote_no_links(web: Any, tmp_path: Path) -> None:
     """Feeds whose channel pages advertise nothing: the job has no links table, and a resume still runs."""
     out, state = tmp_path / "out", tmp_path / "state"

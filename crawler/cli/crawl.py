@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from crawler.fetch.inputs import Inputs
 
 USABLE_OUTCOMES = ("feed", "page", "opml", "not_modified", "not_due")
+#: What a worker of a shared job fetched that is the web's answer, not the worker's failure: a feed of the job
+#: that is gone (404, 410) or not a feed is the job's data whichever worker took it.
+ANSWERED_OUTCOMES = ("http_error", "not_feed")
 
 # --- inputs ----------------------------------------------------------------------------------
 
@@ -435,8 +438,8 @@ def exit_status(
 ) -> tuple[int, str | None]:
     """The exit code and the last line that explains it (None for a crawl that went as asked).
 
-    A ``worker`` that joined late may have found nothing left to fetch: that is no failure (one
-    whose every request failed is).
+    A ``worker`` that joined late may have found nothing left to fetch, or taken only requests its hosts
+    answered with an error (a gone feed): that is no failure (one whose every request got no answer is).
     """
     stats = result.stats
     out, job = settings.get("FEEDCENSUS_OUT"), settings.get("FEEDCENSUS_JOB_ID")
@@ -469,7 +472,9 @@ def exit_status(
             EXIT_INTERRUPTED,
             f"interrupted; {counted(files, 'file')} committed to {out} (job {job}); {resume_command(args, settings)}",
         )
-    fetched = sum(stats.get(f"feedcensus/outcome/{o}", 0) for o in USABLE_OUTCOMES)
+    fetched = sum(
+        stats.get(f"feedcensus/outcome/{o}", 0) for o in USABLE_OUTCOMES + (ANSWERED_OUTCOMES if worker else ())
+    )
     took_work = not worker or stats.get("feedcensus/frontier/leased", 0) > 0
     if not fetched and not result.already_written and took_work:
         return EXIT_NOTHING_FETCHED, "nothing usable was fetched: every input failed (fetch_log says why)"
