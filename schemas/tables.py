@@ -67,6 +67,22 @@ WARC_FIELDS: tuple[Field, ...] = (
     _f("warc_record_length", pa.int64(), "Length in bytes of the response record's gzip member."),
 )
 
+#: Which copy of a feed a row of ``items``, ``element_usage`` or ``conformance`` is of (commoncrawl --live keeps both).
+FEED_COPY = _f(
+    "archived",
+    pa.bool_(),
+    "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
+    "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
+    "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
+)
+#: Which copy of a page a row of ``pages`` or ``links`` is of.
+PAGE_COPY = _f(
+    "archived",
+    pa.bool_(),
+    "True when the row is of a web archive's copy of the page (its fetch_log row's discovered_via is archive: "
+    "feedcensus commoncrawl), false when of a fetch. Null before schema 1.9.",
+)
+
 FEEDS: tuple[Field, ...] = (
     _f("url", pa.string(), "The URL as requested.", nullable=False),
     _f("final_url", pa.string(), "The URL the document came from, after redirects."),
@@ -222,13 +238,7 @@ ITEMS: tuple[Field, ...] = (
         pa.string(),
         "Kind of the main body (content, else description): html, xhtml or plain; null when the item has neither.",
     ),
-    _f(
-        "archived",
-        pa.bool_(),
-        "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
-        "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
-        "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
-    ),
+    FEED_COPY,
 )
 
 ELEMENT_USAGE: tuple[Field, ...] = (
@@ -253,13 +263,7 @@ ELEMENT_USAGE: tuple[Field, ...] = (
         pa.bool_(),
         "False for un-namespaced names the format's spec does not define (pubdate, date, content...).",
     ),
-    _f(
-        "archived",
-        pa.bool_(),
-        "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
-        "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
-        "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
-    ),
+    FEED_COPY,
 )
 
 LINKS: tuple[Field, ...] = (
@@ -280,12 +284,7 @@ LINKS: tuple[Field, ...] = (
     ),
     _f("reasons", STRINGS, "Ids of the rules the link fails.", nullable=False),
     _f("followed", pa.bool_(), "Whether the crawl requested the href.", nullable=False),
-    _f(
-        "archived",
-        pa.bool_(),
-        "True when the row is of a web archive's copy of the page (its fetch_log row's discovered_via is archive: "
-        "feedcensus commoncrawl), false when of a fetch. Null before schema 1.9.",
-    ),
+    PAGE_COPY,
 )
 
 PAGES: tuple[Field, ...] = (
@@ -322,12 +321,7 @@ PAGES: tuple[Field, ...] = (
         nullable=False,
     ),
     _f("fetched_at", TIMESTAMP, "When the page was received (its fetch_log row's fetched_at).", nullable=False),
-    _f(
-        "archived",
-        pa.bool_(),
-        "True when the row is of a web archive's copy of the page (its fetch_log row's discovered_via is archive: "
-        "feedcensus commoncrawl), false when of a fetch. Null before schema 1.9.",
-    ),
+    PAGE_COPY,
 )
 
 CONFORMANCE: tuple[Field, ...] = (
@@ -350,13 +344,7 @@ CONFORMANCE: tuple[Field, ...] = (
         STRINGS,
         "Every W3C Feed Validator message the rule corresponds to (empty when none). Null before schema 1.1.",
     ),
-    _f(
-        "archived",
-        pa.bool_(),
-        "True when the row is of a web archive's copy of the feed (its feeds row's discovered_via is archive: "
-        "feedcensus commoncrawl), false when of a fetch; join feeds on url = feed_url and "
-        "(discovered_via = 'archive') = archived. Null before schema 1.9 (those files cannot tell the two copies apart).",
-    ),
+    FEED_COPY,
 )
 
 FETCH_LOG: tuple[Field, ...] = (
