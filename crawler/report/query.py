@@ -7,6 +7,12 @@ from typing import Any
 import duckdb
 
 
+def archived_copy(feed: str = "") -> str:
+    """SQL: whether a ``feeds`` row (alias ``feed``, or none) is a web archive's copy of its URL: the ``archived``
+    a report's table of feeds carries for :func:`same_copy`."""
+    return f"coalesce({feed + '.' if feed else ''}discovered_via = 'archive', false)"
+
+
 def same_copy(x: str, feed: str = "s") -> str:
     """SQL joining rows of ``items``, ``element_usage`` or ``conformance`` (alias ``x``) to the copy of their
     feed a report counts (alias ``feed``, with ``url`` and ``archived``): a census with ``--live`` holds an

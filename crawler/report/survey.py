@@ -37,9 +37,9 @@ from crawler.report.elements import (
 )
 from crawler.report.model import Chart, Column, Survey, Table
 from crawler.report.query import add_pct as _add_pct
+from crawler.report.query import archived_copy, pct, same_copy
 from crawler.report.query import one as _one
 from crawler.report.query import ordered as _ordered
-from crawler.report.query import pct, same_copy
 from crawler.report.query import rows as _rows
 from crawler.report.reference import known_names
 from crawler.report.views import connect
@@ -75,9 +75,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, fmt: str) -> None:
     and every join to ``items``, ``element_usage`` and ``conformance`` keeps that copy's rows (``archived``).
     """
     con.execute(
-        """CREATE TEMP TABLE f AS
+        f"""CREATE TEMP TABLE f AS
            SELECT url, format, version, well_formed, item_count, reflexive, content_type_ok, self_url, self_url_matches,
-                  coalesce(discovered_via = 'archive', false) AS archived
+                  {archived_copy()} AS archived
            FROM feeds QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at, final_url) = 1"""
     )
     con.execute("CREATE TEMP TABLE sel AS SELECT url, item_count, archived FROM f WHERE format = ?", [fmt])

@@ -14,7 +14,7 @@ from crawler.report.breadth.common import (
     _host,
     has_column,
 )
-from crawler.report.query import same_copy
+from crawler.report.query import archived_copy, same_copy
 from schemas.tables import TABLES
 
 # --- the per-feed and per-item working tables ------------------------------------------------------
@@ -42,7 +42,7 @@ def prepare(con: duckdb.DuckDBPyConnection) -> None:
                    (SELECT any_value(l.content_language) FROM bl l WHERE l.url = f.url AND l.outcome = 'feed')
                        AS content_language,
                    (SELECT any_value(l.site) FROM bl l WHERE l.url = f.url) AS site,
-                   coalesce(f.discovered_via = 'archive', false) AS archived
+                   {archived_copy("f")} AS archived
             FROM feeds f QUALIFY row_number() OVER (PARTITION BY f.url ORDER BY f.fetched_at, f.final_url) = 1"""
     )
     con.execute(
