@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy.core.downloader import Downloader
 from scrapy.utils.asyncio import call_later
@@ -56,35 +57,40 @@ TICKET_SWEEP = 1024
 TICKET_MAX_AGE = 5.0
 #: A timer may fire this much before its time: a ticket reserved for then counts as due.
 TIMER_EARLY = 0.01
+#: A connected request waits at most this many seconds for a start reserved again (the download's timeout counts
+#: the wait, and the connection is held idle at the host meanwhile); one whose start is further off goes now.
+CONNECTED_WAIT_MAX = 5.0
 
 
 class StartTickets:
-    """The starts the job reserved for this worker, by host: ``time.monotonic()`` when each was reserved; and
-    for a host whose tickets came with takes, the time of the last such take in Redis's clock, while the host
-    holds tickets (or until :meth:`forget_take`, once they all went stale)."""
+    """The starts the job reserved for this worker, by host: ``time.monotonic()`` when each was reserved, with the
+    same moment in Redis's clock where it is known; and for a host whose tickets came with takes, the time of the
+    last such take in Redis's clock, while the host holds tickets (or until :meth:`forget_take`, once they all
+    went stale)."""
 
     def __init__(self) -> None:
-        self._by_host: dict[str, list[float]] = {}
+        self._by_host: dict[str, list[tuple[float, str]]] = {}
         self._taken: dict[str, str] = {}
         self._sweep_at = TICKET_SWEEP  # hosts holding tickets; twice what a sweep left, so a sweep is rare
 
     def add(self, host: str, at: float, taken: str = "") -> None:
         """A start reserved for ``host`` at ``at``; ``taken``: by the take made then (its time in Redis's clock)."""
-        self._by_host.setdefault(host, []).append(at)
+        self._by_host.setdefault(host, []).append((at, taken))
         if taken:
             self._taken[host] = taken
         if len(self._by_host) > self._sweep_at:
             self.sweep(monotonic())
             self._sweep_at = max(TICKET_SWEEP, 2 * len(self._by_host))
 
-    def use(self, host: str, now: float, slack: float) -> bool:
-        """Whether a ticket of ``host`` reserved at most ``slack`` seconds ago (and not in the future) is
-        there; it is used up. Older ones go."""
+    def use(self, host: str, now: float, slack: float) -> tuple[float, str] | None:
+        """A ticket of ``host`` reserved at most ``slack`` seconds ago (and not in the future), used up: when it was
+        reserved and the take's time in Redis's clock ('' when it came with none). None if there is none. Older
+        ones go."""
         held = self._by_host.get(host)
         if not held:
-            return False
-        fresh = [at for at in held if now - at <= slack]
-        found = next((at for at in fresh if at <= now + TIMER_EARLY), None)
+            return None
+        fresh = [ticket for ticket in held if now - ticket[0] <= slack]
+        found = next((ticket for ticket in fresh if ticket[0] <= now + TIMER_EARLY), None)
         if found is not None:
             fresh.remove(found)
         if fresh:
@@ -93,11 +99,11 @@ class StartTickets:
             del self._by_host[host]
             if found is not None:  # the last one used: no take's start is left unused
                 self._taken.pop(host, None)
-        return found is not None
+        return found
 
     def upcoming(self, host: str, now: float) -> float | None:
         """The earliest start reserved for ``host`` ahead of ``now`` (one it must wait for), if any."""
-        ahead = [at for at in self._by_host.get(host, ()) if at > now + TIMER_EARLY]
+        ahead = [at for at, _ in self._by_host.get(host, ()) if at > now + TIMER_EARLY]
         return min(ahead) if ahead else None
 
     def holds(self, host: str) -> bool:
@@ -117,7 +123,7 @@ class StartTickets:
         self._by_host = {
             host: kept
             for host, held in self._by_host.items()
-            if (kept := [a for a in held if now - a <= TICKET_MAX_AGE])
+            if (kept := [ticket for ticket in held if now - ticket[0] <= TICKET_MAX_AGE])
         }
         self._taken = {host: taken for host, taken in self._taken.items() if host in self._by_host}
 
@@ -143,6 +149,8 @@ class PoliteDownloader(Downloader):
         self.starts = StartTickets()
         #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
         self._waiting: dict[str, str] = {}
+        #: A started request -> the start it used (``time.monotonic()``, Redis's clock or ''), until it is connected.
+        self._started: WeakKeyDictionary[Request, tuple[float, str]] = WeakKeyDictionary()
         self._frontier: Any = None
 
     def delay_raised(self, key: str) -> None:
@@ -211,8 +219,10 @@ class PoliteDownloader(Downloader):
             return True
         key = self.get_slot_key(request)
         held = self.starts.holds(key)
-        if self.starts.use(key, now, slot.delay * TICKET_SLACK):
-            self._waiting.pop(key, None)  # the start reserved for the slot's timer (if it was one) is used
+        ticket = self.starts.use(key, now, slot.delay * TICKET_SLACK)
+        if ticket is not None:
+            waited = self._waiting.pop(key, "")  # the start reserved for the slot's timer (if it was one) is used
+            self._started[request] = (ticket[0], ticket[1] or waited)
             return True
         upcoming = self.starts.upcoming(key, now)
         if upcoming is not None:  # a start reserved ahead (with robots.txt's share: :meth:`reserved`)
@@ -225,11 +235,40 @@ class PoliteDownloader(Downloader):
         self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
         wait, at = self._reserve(key, slot.delay, late or stale)
         if wait <= 0:
+            self._started[request] = (now, at)
             return True
         self.starts.add(key, now + wait)
         self._waiting[key] = at
         slot.latercall = call_later(wait, self._latercall, slot)
         return False
+
+    def connected(self, request: Request) -> float:
+        """``request`` has its connection: the seconds it waits before it is sent (0: now). Its start kept the
+        host's delay in the frontier, but a busy worker may take a while to connect (a new connection takes a
+        few turns of its event loop; a far one, a TLS handshake), and the host would then get it close to the
+        next start, another worker's. So a request connected later than a quarter of the delay after the start
+        it used gives that start back as unused and reserves one again: at once while no start at the host was
+        reserved after it, else a delay after the last. Called again when the wait is over. A start further off
+        than :data:`CONNECTED_WAIT_MAX` (the host was paused since the request started, or its robots.txt asks for
+        a long ``Crawl-delay``) is not waited for: the request goes now, as one already under way at a host when
+        it is paused does."""
+        start = self._started.pop(request, None)
+        if start is None:
+            return 0.0
+        reserved, when = start
+        key = self.get_slot_key(request)
+        delay = self.delay_of(key)
+        now = monotonic()
+        if now - reserved <= delay * TICKET_SLACK:
+            return 0.0
+        self.crawler.stats.inc_value("feedcensus/frontier/starts_reserved/connected")
+        wait, at = self._reserve(key, delay, when)
+        if wait > CONNECTED_WAIT_MAX:
+            self.crawler.stats.inc_value("feedcensus/frontier/connected_not_held")
+            return 0.0
+        if wait > 0:
+            self._started[request] = (now + wait, at)
+        return max(wait, 0.0)
 
     def _reserve(self, key: str, delay: float, unused: str) -> tuple[float, str]:
         """Reserve a start at host ``key`` in the frontier: the seconds to wait for it (0 without a frontier) and

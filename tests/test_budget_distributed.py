@@ -334,6 +334,28 @@ def test_requests_held_through_a_pause_start_a_delay_apart(redis_server: RedisSe
     assert sorted(outcomes) == ["feed"] * len(paths), outcomes
 
 
+def test_a_request_connected_late_is_sent_a_delay_after_the_last_start(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """One process on a frontier, two requests at a time, 0.25 s between starts; the process's event loop is held
+    0.2 s between every second feed's start and its connection (tests/stalls.py), as a busy worker's is. The
+    host must still get no two requests within half the delay, and every feed. Before: the held request
+    reached the host 0.2 s after its start and the next one, started a delay after it, 0.05 s later."""
+    web, paths = feeds_web(12, delay=0.05)
+    stalled = '{"http": "tests.stalls.StalledHandler", "https": "tests.stalls.StalledHandler"}'
+    settings = [*BASE, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "DOWNLOAD_DELAY=0.25"]
+    with TimedServer(web) as server:
+        urls = [a for p in paths for a in ("--url", server.url_for(p))]
+        out = tmp_path / "out"
+        crawl_alone(redis_server, out, urls, [*settings, "-s", f"DOWNLOAD_HANDLERS={stalled}"])
+        log = sorted(server.log)
+    relative = [(round(t - log[0][0], 3), target) for t, target in log]
+    assert len([t for t in log if t[1].endswith(".xml")]) == len(paths), relative
+    assert short_gaps(log, 0.25) == [], relative
+    outcomes = [r["outcome"] for r in read_table(out, "fetch_log").to_pylist() if r["url"].endswith(".xml")]
+    assert sorted(outcomes) == ["feed"] * len(paths), outcomes
+
+
 def test_the_request_robots_txt_was_fetched_for_gets_its_start_with_the_share(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:

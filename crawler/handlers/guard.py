@@ -41,6 +41,7 @@ from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
 from crawler.fetch.netsafety import addresses_reason, host_key
+from crawler.handlers.pacing import PacedConnectionPool
 from crawler.outcomes import RefusedRequest
 
 if TYPE_CHECKING:
@@ -159,9 +160,30 @@ def installed_guard() -> GuardedResolver | None:
 
 
 class GuardedHTTPDownloadHandler(HTTP11DownloadHandler):
-    """Scrapy's HTTP/1.1 download handler; a download whose address the guard refused fails as refused."""
+    """Scrapy's HTTP/1.1 download handler; a download whose address the guard refused fails as refused.
+
+    Its connection pool sends a request once its connection is up and its start is due
+    (crawler/handlers/pacing.py): in a distributed job, the start the frontier reserved for it."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        from twisted.internet import reactor
+
+        pool = PacedConnectionPool(reactor, self._connected)
+        pool.maxPersistentPerHost = self._pool.maxPersistentPerHost  # as Scrapy set up its own pool
+        pool._factory = self._pool._factory
+        self._pool = self._paced_pool = pool
+        self._downloader_connected: Callable[[Request], float] | None = None
+
+    def _connected(self, request: Request) -> float:
+        """The seconds ``request`` waits, now that it is connected, before it is sent (the downloader's word)."""
+        if self._downloader_connected is None:
+            downloader = getattr(self._crawler.engine, "downloader", None)
+            self._downloader_connected = getattr(downloader, "connected", None) or (lambda _: 0.0)
+        return self._downloader_connected(request)
 
     async def download_request(self, request: Request) -> Response:
+        self._paced_pool.requesting = request  # the agent asks the pool for its connection before the first await
         try:
             return await super().download_request(request)
         except (CannotResolveHostError, DNSLookupError):
