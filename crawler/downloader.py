@@ -57,9 +57,13 @@ TICKET_SWEEP = 1024
 TICKET_MAX_AGE = 5.0
 #: A timer may fire this much before its time: a ticket reserved for then counts as due.
 TIMER_EARLY = 0.01
-#: A connected request waits at most this many seconds for a start reserved again (the download's timeout counts
-#: the wait, and the connection is held idle at the host meanwhile); one whose start is further off goes now.
-CONNECTED_WAIT_MAX = 5.0
+#: A connected request waits at most this many seconds for a start reserved again: the download's timeout counts
+#: the wait, and the connection is held idle at the host meanwhile, which a server may close (after 5 s, say). One
+#: whose start is further off goes now.
+CONNECTED_WAIT_MAX = 2.0
+#: How many times a connected request reserves its start again: once, and once more if its timer for that start
+#: came too late. Two requests of a host held in one busy worker would otherwise push each other back in turn.
+CONNECTED_RENEWALS = 2
 
 
 class StartTickets:
@@ -149,8 +153,9 @@ class PoliteDownloader(Downloader):
         self.starts = StartTickets()
         #: Host -> the time (Redis's clock) of the start reserved for its slot's timer, until the timer comes.
         self._waiting: dict[str, str] = {}
-        #: A started request -> the start it used (``time.monotonic()``, Redis's clock or ''), until it is connected.
-        self._started: WeakKeyDictionary[Request, tuple[float, str]] = WeakKeyDictionary()
+        #: A started request -> the start it used (``time.monotonic()``, Redis's clock or ''), and how many times it
+        #: reserved it again once connected, until it is sent.
+        self._started: WeakKeyDictionary[Request, tuple[float, str, int]] = WeakKeyDictionary()
         self._frontier: Any = None
 
     def delay_raised(self, key: str) -> None:
@@ -222,7 +227,7 @@ class PoliteDownloader(Downloader):
         ticket = self.starts.use(key, now, slot.delay * TICKET_SLACK)
         if ticket is not None:
             waited = self._waiting.pop(key, "")  # the start reserved for the slot's timer (if it was one) is used
-            self._started[request] = (ticket[0], ticket[1] or waited)
+            self._started[request] = (ticket[0], ticket[1] or waited, 0)
             return True
         upcoming = self.starts.upcoming(key, now)
         if upcoming is not None:  # a start reserved ahead (with robots.txt's share: :meth:`reserved`)
@@ -235,7 +240,7 @@ class PoliteDownloader(Downloader):
         self.crawler.stats.inc_value(f"feedcensus/frontier/starts_reserved/{why}")
         wait, at = self._reserve(key, slot.delay, late or stale)
         if wait <= 0:
-            self._started[request] = (now, at)
+            self._started[request] = (now, at, 0)
             return True
         self.starts.add(key, now + wait)
         self._waiting[key] = at
@@ -248,14 +253,14 @@ class PoliteDownloader(Downloader):
         few turns of its event loop; a far one, a TLS handshake), and the host would then get it close to the
         next start, another worker's. So a request connected later than a quarter of the delay after the start
         it used gives that start back as unused and reserves one again: at once while no start at the host was
-        reserved after it, else a delay after the last. Called again when the wait is over. A start further off
-        than :data:`CONNECTED_WAIT_MAX` (the host was paused since the request started, or its robots.txt asks for
-        a long ``Crawl-delay``) is not waited for: the request goes now, as one already under way at a host when
-        it is paused does."""
+        reserved after it, else a delay after the last. Called again when the wait is over (at most
+        :data:`CONNECTED_RENEWALS` reservations). A start further off than :data:`CONNECTED_WAIT_MAX` (the host was
+        paused since the request started) is not waited for: the request goes now, as one already under way at a
+        host when it is paused does."""
         start = self._started.pop(request, None)
         if start is None:
             return 0.0
-        reserved, when = start
+        reserved, when, renewed = start
         key = self.get_slot_key(request)
         delay = self.delay_of(key)
         now = monotonic()
@@ -266,8 +271,8 @@ class PoliteDownloader(Downloader):
         if wait > CONNECTED_WAIT_MAX:
             self.crawler.stats.inc_value("feedcensus/frontier/connected_not_held")
             return 0.0
-        if wait > 0:
-            self._started[request] = (now + wait, at)
+        if wait > 0 and renewed + 1 < CONNECTED_RENEWALS:
+            self._started[request] = (now + wait, at, renewed + 1)
         return max(wait, 0.0)
 
     def _reserve(self, key: str, delay: float, unused: str) -> tuple[float, str]:

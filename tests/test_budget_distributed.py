@@ -356,6 +356,68 @@ def test_a_request_connected_late_is_sent_a_delay_after_the_last_start(
     assert sorted(outcomes) == ["feed"] * len(paths), outcomes
 
 
+def test_a_connected_request_reserves_its_start_again_only_when_late(redis_server: RedisServer) -> None:
+    """What the downloader answers once a request's connection is up (``PoliteDownloader.connected``), with a
+    real frontier: connected within a quarter of the delay of its ticket, it goes now and reserves nothing;
+    later, with no start reserved at the host since, it goes now and the host's next start is a delay after
+    it; later, with another worker's start reserved after its own, it waits for a delay after that one (and
+    is checked once more when the wait is over); a start further off than ``CONNECTED_WAIT_MAX`` (the host
+    paused meanwhile) is not waited for."""
+    from scrapy import Request
+    from scrapy.core.downloader import Slot
+    from scrapy.utils.test import get_crawler
+
+    from crawler.downloader import CONNECTED_WAIT_MAX, PoliteDownloader
+    from tests.test_frontier import connect
+
+    mine, other = connect(redis_server, worker="wa"), connect(redis_server, worker="wb")
+    mine.register()
+    mine.set_budget(2, 0.4)
+    crawler = get_crawler(settings_dict={"FEEDCENSUS_FRONTIER": redis_server.url, "DOWNLOAD_DELAY": 0.4})
+    downloader = PoliteDownloader(crawler)
+    downloader._frontier = mine  # the job's frontier, as the worker's extension would give it
+    stats = crawler.stats
+    assert stats is not None
+
+    def started(n: int) -> Request:
+        """Request ``n`` of the host, taken by this worker and started on its take's ticket."""
+        url = f"http://h.example/{n}"
+        mine.push(url, str(n), fingerprint=str(n))
+        assert [got[1] for got in mine.take(1, done=[("h.example", None)] if n > 1 else [])] == [str(n)]
+        downloader.ticket("h.example", time.monotonic(), mine.taken_at)
+        request = Request(url)
+        assert downloader._may_start(Slot(2, 0.4, jitter=0), request, time.monotonic())
+        return request
+
+    def renewals() -> int:
+        return int(stats.get_value("feedcensus/frontier/starts_reserved/connected", 0))
+
+    try:
+        assert downloader.connected(started(1)) == 0.0 and renewals() == 0  # on time
+        time.sleep(0.45)
+        late = started(2)
+        time.sleep(0.15)  # connected 0.15 s after its start: past a quarter of 0.4 s
+        assert downloader.connected(late) == 0.0 and renewals() == 1  # nobody reserved since: now
+        wait, _ = other.reserve_start("h.example")
+        assert 0.35 < wait <= 0.4  # the host's next start is a delay after the late request, not after its take
+        time.sleep(wait + 0.45)  # the host may be asked a delay after that start
+        late = started(3)
+        wait, _ = other.reserve_start("h.example")  # another worker's start, a delay after this one's
+        time.sleep(0.15)
+        waits = downloader.connected(late)
+        assert 0.55 < waits <= 0.65 and renewals() == 2  # a delay after the other worker's start
+        assert downloader.connected(late) == 0.0  # checked again when its wait is over: on time now
+        time.sleep(waits + 0.45)
+        late = started(4)
+        mine.pause_host("h.example", CONNECTED_WAIT_MAX + 5, "429")
+        time.sleep(0.15)
+        assert downloader.connected(late) == 0.0  # the pause is not waited for, holding the connection
+        assert stats.get_value("feedcensus/frontier/connected_not_held") == 1
+    finally:
+        for frontier in (mine, other):
+            frontier.close()
+
+
 def test_the_request_robots_txt_was_fetched_for_gets_its_start_with_the_share(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:

@@ -46,7 +46,11 @@ class PacedConnectionPool(HTTPConnectionPool):
         return connecting.addCallback(self._when_due, request)
 
     def _when_due(self, connection: Any, request: Request) -> Any:
-        wait = self._paced(request)
+        try:
+            wait = self._paced(request)
+        except BaseException:
+            connection.transport.loseConnection()  # nobody will use it: the download fails with the error
+            raise
         if wait <= 0:
             return connection
         # Cancelled (the download's timeout): the connection, which nobody will use, is closed, and the timer stopped.
