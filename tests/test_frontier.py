@@ -34,6 +34,7 @@ from crawler.frontier import (
     FrontierScheduler,
     FrontierWorker,
     JobGone,
+    Push,
     Pushed,
     display_url,
     has_password,
@@ -1366,3 +1367,23 @@ def test_robots_txt_is_claimed_or_read_in_one_round_trip(redis_server: RedisServ
     finally:
         first.close()
         other.close()
+
+
+def test_an_unreadable_queued_request_gives_back_the_slot_of_the_host_it_was_taken_from(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """A queued request that cannot be read is dropped, and the slot its take held goes back to the host whose
+    queue it came from: for an archive's record (leased as ``archive <url>``, queued under the archive's host),
+    not its URL's host. Before, the slot went back to host '' (the lease key has no host), and the archive's
+    host kept one slot taken for the rest of the job: with one request at a time, none of its records again."""
+    crawler, scheduler, _spider, worker = frontier_scheduler(tmp_path, redis_server)
+    frontier = worker.frontier
+    assert frontier is not None
+    frontier.set_budget(1, 0.0)
+    frontier.push_many([Push("archive http://a.example/feed.xml", "not a request", host="cc.example")])
+    assert scheduler.next_request() is None
+    assert stat(crawler, "feedcensus/frontier/unreadable") == 1
+    frontier.give_back(scheduler.done)
+    slots = raw(redis_server).hgetall("feedcensus:j1:slots")
+    assert slots.get("cc.example", "0 0").split()[0] == "0", slots
+    assert frontier.leases() == {}

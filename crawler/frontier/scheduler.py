@@ -405,8 +405,7 @@ class FrontierScheduler(BaseScheduler):
             try:
                 request = self.queue.decode(url, encoded)
             except (TypeError, ValueError, KeyError) as exc:
-                self._bad_request(url, exc)
-                self.done.append((host_of(url), None))
+                self.done.append((self._bad_request(url, exc), None))
                 continue
             self._inc(STAT_LEASED)
             self._inc("scheduler/dequeued/frontier")
@@ -494,14 +493,18 @@ class FrontierScheduler(BaseScheduler):
         if nextcall is not None:
             nextcall.schedule()
 
-    def _bad_request(self, url: str, exc: Exception) -> None:
-        """A queued request that cannot be read: logged, counted and let go (it would never end otherwise)."""
+    def _bad_request(self, url: str, exc: Exception) -> str:
+        """A queued request that cannot be read: logged, counted and let go (it would never end otherwise). The
+        host whose slot it took, to be given back (read before the release forgets it)."""
         self._warn_once("bad", "frontier: a queued request cannot be read (%s: %s); dropped", type(exc).__name__, exc)
         self._inc("feedcensus/frontier/unreadable")
+        host = host_of(url)
         try:
+            host = self.frontier.held_host(url)
             self.frontier.release([url])
         except FrontierError as error:
             self.worker.fail(error)
+        return host
 
     def _meta_dropped(self, key: str, type_name: str) -> None:
         self._inc(f"feedcensus/frontier/meta_dropped/{key}")

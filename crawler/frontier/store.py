@@ -464,6 +464,15 @@ class Frontier(JobConnection):
         todo = list(dict.fromkeys(u for u in urls if u))
         return int(self._run("release", self.worker, *todo)) if todo else 0
 
+    def held_host(self, url: str) -> str:
+        """The host whose slot this worker's request for ``url`` holds: the queue it was taken from (a request's
+        download slot, which may not be its URL's host: an archive's records share the archive's). Its URL's
+        host when this worker holds no request for it."""
+        held = self._call("read held", self.redis.hget, self.key(f"held:{self.worker}"), url)
+        entry = str(held).split("\0", 1)[0] if held else ""  # 'score host member', NUL-joined when several
+        parts = entry.split(" ", 2)
+        return (parts[1] if len(parts) == 3 else "") or host_of(url)
+
     def leases(self) -> dict[str, str]:
         """URL -> worker, every lease of the job."""
         return dict(self._call("read leases", self.redis.hgetall, self.key("leases")))
