@@ -19,9 +19,12 @@ most). Any other start first reserves one in the frontier (one Redis round trip)
 robots.txt fetched for a request that waited before it was sent, a request that waited for robots.txt
 past its ticket or whose ticket robots.txt dropped (a ``Crawl-delay`` longer than the delay the frontier
 spaced the host's starts by: :meth:`PoliteDownloader.delay_raised`), or for a host's pause to end, one held
-in this worker past its ticket, one that never came from the frontier. So no request leaves for a host
-within three quarters of its delay (less the time a Redis answer takes) of another, whichever worker sends
-it (tests/test_budget_distributed.py).
+in this worker past its ticket, one that never came from the frontier. A started request is checked again
+once its connection is up (:meth:`PoliteDownloader.connected`, asked by crawler/handlers/pacing.py): one that
+got it later than a quarter of the delay after its start reserves its start again. So no request leaves for
+a host within three quarters of its delay of another (less the time a Redis answer takes, and a turn of the
+sender's event loop between its connection and its writing), whichever worker sends it
+(tests/test_budget_distributed.py).
 When the timer for a reserved start comes too late (a process held off the CPU), the start is reserved
 again; while no other start at the host was reserved after the unused one, the new one is now, not a
 delay later. So is a request whose take's ticket went stale before it could start: the take's start (its
