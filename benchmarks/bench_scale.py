@@ -106,6 +106,8 @@ class Options:
     #: Give the workers the same ``-s`` settings as the coordinator (needed today); False: they join with the
     #: job's own settings (``--frontier`` and ``--job`` alone, as issue 41 asks).
     worker_settings: bool = True
+    #: Keep each frontier run's folder (its dataset, the processes' logs, Redis's) under this one, to look into it.
+    keep: Path | None = None
 
     def flags(self) -> list[str]:
         """The settings every crawl gets."""
@@ -241,6 +243,9 @@ def frontier_run(web: Web, groups: CpuGroups, n: int, seeds: Path, opts: Options
         client.close()
     finally:
         server.cleanup()
+        if opts.keep is not None:
+            opts.keep.mkdir(parents=True, exist_ok=True)
+            shutil.move(base, opts.keep / f"{base.name}-{int(time.time())}")
         shutil.rmtree(base, ignore_errors=True)
     return run
 
@@ -538,6 +543,7 @@ def options(args: argparse.Namespace) -> Options:
         args.timeout,
         period_us=period_us,
         worker_settings=not args.workers_without_settings,
+        keep=args.keep,
     )
 
 
@@ -563,6 +569,7 @@ def main(argv: list[str] | None = None) -> Result:
     )
     parser.add_argument("--label", default="latest", help="the RESULTS.md block to write (e.g. before, after)")
     parser.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md alone")
+    parser.add_argument("--keep", type=Path, help="keep each frontier run's dataset and logs in this folder")
     args = parser.parse_args(argv)
     if not re.fullmatch(r"[\w-]+", args.label):
         parser.error("--label: letters, digits, _ and - only")

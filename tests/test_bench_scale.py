@@ -171,10 +171,11 @@ def test_a_period_or_quota_the_kernel_refuses_is_one_line_before_anything_runs(
 def test_the_options_carry_the_period_and_the_quota_over_it() -> None:
     def parsed(**given: object) -> argparse.Namespace:
         defaults = {"limit": 2, "delay": 0.25, "timeout": 600.0, "quota": 0.25, "period": 10.0}
-        return argparse.Namespace(**{**defaults, "workers_without_settings": False, **given})
+        return argparse.Namespace(**{**defaults, "workers_without_settings": False, "keep": None, **given})
 
     opts = bench_scale.options(parsed())
     assert (opts.period_us, opts.quota_us, opts.worker_settings) == (10_000, 2_500, True)
     opts = bench_scale.options(parsed(period=100.0, quota=0.5, workers_without_settings=True))
     assert (opts.period_us, opts.quota_us, opts.worker_settings) == (100_000, 50_000, False)
     assert bench_scale.options(parsed(quota=0)).quota_us == -1
+    assert bench_scale.options(parsed(keep=Path("kept"))).keep == Path("kept")
