@@ -60,10 +60,10 @@ TICKET_SWEEP = 1024
 TICKET_MAX_AGE = 5.0
 #: A timer may fire this much before its time: a ticket reserved for then counts as due.
 TIMER_EARLY = 0.01
-#: A connected request waits at most this many seconds for a start reserved again: the download's timeout counts
-#: the wait, and the connection is held idle at the host meanwhile, which a server may close (after 5 s, say). One
-#: whose start is further off goes now.
-CONNECTED_WAIT_MAX = 2.0
+#: A connected request waits at most this many seconds (and a third of ``DOWNLOAD_TIMEOUT``, which counts the
+#: wait) for a start reserved again; one whose start is further off (its host was paused since it started) goes now.
+#: How long its connection is held meanwhile is the pool's (crawler/handlers/pacing.py: HOLD_MAX).
+CONNECTED_WAIT_MAX = 10.0
 #: How many times a connected request reserves its start again: once, and once more if its timer for that start
 #: came too late. Two requests of a host held in one busy worker would otherwise push each other back in turn.
 CONNECTED_RENEWALS = 2
@@ -160,6 +160,7 @@ class PoliteDownloader(Downloader):
         #: reserved it again once connected, until it is sent.
         self._started: WeakKeyDictionary[Request, tuple[float, str, int]] = WeakKeyDictionary()
         self._frontier: Any = None
+        self._connected_wait_max = min(CONNECTED_WAIT_MAX, crawler.settings.getfloat("DOWNLOAD_TIMEOUT") / 3)
 
     def delay_raised(self, key: str) -> None:
         """Host ``key``'s delay grew (its robots.txt asks for a longer ``Crawl-delay``: crawler/extensions/throttle.py):
@@ -252,14 +253,14 @@ class PoliteDownloader(Downloader):
 
     def connected(self, request: Request) -> float:
         """``request`` has its connection: the seconds it waits before it is sent (0: now). Its start kept the
-        host's delay in the frontier, but a busy worker may take a while to connect (a new connection takes a
-        few turns of its event loop; a far one, a TLS handshake), and the host would then get it close to the
-        next start, another worker's. So a request connected later than a quarter of the delay after the start
+        host's delay in the frontier, but a busy worker may take a while to connect (a new TCP connection takes a
+        few turns of its event loop), and the host would then get it close to the next start, another worker's. So a request connected later than a quarter of the delay after the start
         it used gives that start back as unused and reserves one again: at once while no start at the host was
         reserved after it, else a delay after the last. Called again when the wait is over (at most
         :data:`CONNECTED_RENEWALS` reservations). A start further off than :data:`CONNECTED_WAIT_MAX` (the host was
         paused since the request started) is not waited for: the request goes now, as one already under way at a
-        host when it is paused does."""
+        host when it is paused does, and the start reserved for it goes unused (the host's first start after the
+        pause comes a delay later)."""
         start = self._started.pop(request, None)
         if start is None:
             return 0.0
@@ -271,7 +272,7 @@ class PoliteDownloader(Downloader):
             return 0.0
         self.crawler.stats.inc_value("feedcensus/frontier/starts_reserved/connected")
         wait, at = self._reserve(key, delay, when)
-        if wait > CONNECTED_WAIT_MAX:
+        if wait > self._connected_wait_max:
             self.crawler.stats.inc_value("feedcensus/frontier/connected_not_held")
             return 0.0
         if wait > 0 and renewed + 1 < CONNECTED_RENEWALS:

@@ -6,16 +6,18 @@ the host sees is when each request arrives, and between the start and the reques
 while: it needs a connection, and a new TCP connection takes two or three turns of the worker's event loop. In
 a busy worker (a quarter of a core, its document worker beside it) that was 122 ms at the median and 241 ms at
 the 90th percentile (benchmarks/RESULTS.md, section 13), so a request could arrive at the host a few
-milliseconds before or after the one another worker started a delay later. A far worker's TLS handshake does
-the same on the open web.
+milliseconds before or after the one another worker started a delay later.
 
 :class:`PacedConnectionPool` is the HTTP handler's connection pool. Once a request's connection is up it asks
 the downloader (:meth:`crawler.downloader.PoliteDownloader.connected`) whether the request may be sent now or
-must wait for a start reserved again; it holds the connection meanwhile (the downloader keeps that short).
+must wait for a start reserved again. It holds the connection meanwhile, up to :data:`HOLD_MAX`; a longer wait
+closes it, and the request connects again when its start comes. The check is made when the TCP connection is
+up: an HTTPS connection's TLS handshake comes after it, and its time is not covered.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +27,12 @@ from twisted.web.client import HTTPConnectionPool
 if TYPE_CHECKING:
     from scrapy import Request
 
-__all__ = ["PacedConnectionPool"]
+__all__ = ["HOLD_MAX", "PacedConnectionPool"]
+
+#: Seconds a connection is held idle at its host for its request's start, at most: a server may close a
+#: connection that sends nothing (the scale web's do after 5 s). A longer wait closes it, and the request
+#: connects again when its start comes.
+HOLD_MAX = 2.0
 
 
 class PacedConnectionPool(HTTPConnectionPool):
@@ -43,18 +50,31 @@ class PacedConnectionPool(HTTPConnectionPool):
         connecting: Deferred[Any] = super().getConnection(key, endpoint)
         if request is None:
             return connecting
-        return connecting.addCallback(self._when_due, request)
+        return connecting.addCallback(self._when_due, request, key, endpoint)
 
-    def _when_due(self, connection: Any, request: Request) -> Any:
+    def _when_due(self, connection: Any, request: Request, key: Any, endpoint: Any) -> Any:
         try:
             wait = self._paced(request)
         except BaseException:
-            connection.transport.loseConnection()  # nobody will use it: the download fails with the error
+            _close(connection)  # nobody will use it: the download fails with the error
             raise
         if wait <= 0:
             return connection
-        # Cancelled (the download's timeout): the connection, which nobody will use, is closed, and the timer stopped.
-        due: Deferred[Any] = Deferred(lambda _: connection.transport.loseConnection())
+        if wait > HOLD_MAX:  # not held idle at the host that long: closed, and made again when the start comes
+            _close(connection)
+            return self._after(wait, lambda: super(PacedConnectionPool, self).getConnection(key, endpoint))
+        return self._after(
+            wait,
+            lambda: self._when_due(connection, request, key, endpoint),  # the start may be late again
+            cancelled=lambda: _close(connection),
+        )
+
+    def _after(
+        self, wait: float, then: Callable[[], Any], cancelled: Callable[[], None] | None = None
+    ) -> Deferred[Any]:
+        """What ``then()`` gives, ``wait`` seconds from now. Cancelled first (the download's timeout): the timer is
+        stopped, and ``cancelled()`` called."""
+        due: Deferred[Any] = Deferred(lambda _: cancelled() if cancelled is not None else None)
         timer = self._reactor.callLater(wait, due.callback, None)
 
         def stop_timer(result: Any) -> Any:
@@ -63,4 +83,14 @@ class PacedConnectionPool(HTTPConnectionPool):
             return result
 
         due.addBoth(stop_timer)
-        return due.addCallback(lambda _: self._when_due(connection, request))  # the start may be late again
+        return due.addCallback(lambda _: then())
+
+
+def _close(connection: Any) -> None:
+    """Close a connection nobody will use; never raises. A kept-alive one comes from the pool wrapped (Twisted's
+    ``_RetryingHTTP11ClientProtocol``, whose protocol is ``_clientProtocol``)."""
+    protocol = getattr(connection, "_clientProtocol", connection)
+    transport = getattr(protocol, "transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.loseConnection()
