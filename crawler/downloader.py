@@ -254,13 +254,13 @@ class PoliteDownloader(Downloader):
     def connected(self, request: Request) -> float:
         """``request`` has its connection: the seconds it waits before it is sent (0: now). Its start kept the
         host's delay in the frontier, but a busy worker may take a while to connect (a new TCP connection takes a
-        few turns of its event loop), and the host would then get it close to the next start, another worker's. So a request connected later than a quarter of the delay after the start
-        it used gives that start back as unused and reserves one again: at once while no start at the host was
-        reserved after it, else a delay after the last. Called again when the wait is over (at most
-        :data:`CONNECTED_RENEWALS` reservations). A start further off than :data:`CONNECTED_WAIT_MAX` (the host was
-        paused since the request started) is not waited for: the request goes now, as one already under way at a
-        host when it is paused does, and the start reserved for it goes unused (the host's first start after the
-        pause comes a delay later)."""
+        few turns of its event loop), and the host would then get it close to the next start, another worker's.
+        So a request connected later than a quarter of the delay after the start it used gives that start back
+        as unused and reserves one again: at once while no start at the host was reserved after it, else a delay
+        after the last. Called again when the wait is over (at most :data:`CONNECTED_RENEWALS` reservations). A
+        start further off than :data:`CONNECTED_WAIT_MAX` (the host was paused since the request started) is not
+        waited for: the request goes now, as one already under way at a host when it is paused does, and the
+        start reserved for it goes unused (the host's first start after the pause comes a delay later)."""
         start = self._started.pop(request, None)
         if start is None:
             return 0.0
