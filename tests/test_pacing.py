@@ -4,8 +4,9 @@ of its own (a child process) against a real loopback server that logs when each 
 The downloader's answer (how long a connected request waits) is scripted here; what it is in a job is tested
 in tests/test_budget_distributed.py. What is tested: a request held on its connection arrives when its wait
 is over, not before; a wait longer than ``HOLD_MAX`` closes the connection and connects again when the start
-comes; a download cancelled during its wait (Scrapy's download timeout) sends nothing, and a kept-alive
-connection from the pool (which Twisted hands out wrapped) is held the same way.
+comes; a connection lost while it was held (a server closes an idle one) is made again; a download
+cancelled during its wait (Scrapy's download timeout) sends nothing; and a kept-alive connection from the pool
+(which Twisted hands out wrapped) is held the same way.
 """
 
 from __future__ import annotations
@@ -26,19 +27,28 @@ from twisted.web.client import Agent, readBody
 from crawler.handlers.pacing import HOLD_MAX, PacedConnectionPool
 
 base = sys.argv[1].encode()
-waits = {"held": [0.6, 0.0], "reconnected": [HOLD_MAX + 0.5], "kept": [0.6, 0.0], "cancelled": [0.8, 0.0]}
-log = {}
+from scrapy.core.downloader.handlers.http11 import _LenientHTTP11ClientFactory
 
-def paced(request):
-    left = waits[request]
-    return left.pop(0) if left else 0.0
+waits = {
+    "held": [0.6, 0.0], "reconnected": [HOLD_MAX + 0.5], "kept": [0.6, 0.0], "dropped": [0.6, 0.0],
+    "cancelled": [0.8, 0.0],
+}
+log = {}
 
 class Pool(PacedConnectionPool):
     def _when_due(self, connection, *args):
         log.setdefault("kinds", []).append(type(connection).__name__)
+        self.last = getattr(connection, "_clientProtocol", connection)
         return super()._when_due(connection, *args)
 
+def paced(request):
+    left = waits[request]
+    if request == "dropped" and len(left) == 2:  # its connection is lost while it is held (the server closed it)
+        reactor.callLater(0.2, pool.last.transport.loseConnection)
+    return left.pop(0) if left else 0.0
+
 pool = Pool(reactor, paced)
+pool._factory = _LenientHTTP11ClientFactory  # Scrapy's protocol, as the download handler's pool has it
 agent = Agent(reactor, pool=pool)
 
 def get(name):
@@ -48,9 +58,13 @@ def get(name):
 
 @defer.inlineCallbacks
 def main():
-    for name in ("held", "reconnected", "kept"):  # "kept": the connection "held" left in the pool
-        body = yield get(name).addCallback(readBody)
-        log[name].update(done=time.monotonic(), body=body.decode())
+    for name in ("held", "reconnected", "kept", "dropped"):  # "kept": the connection "held" left in the pool
+        try:
+            body = yield get(name).addCallback(readBody)
+        except Exception as exc:  # said in the log, for the test to show
+            log[name].update(body=repr(exc))
+        else:
+            log[name].update(done=time.monotonic(), body=body.decode())
     pending = get("cancelled")
     yield task.deferLater(reactor, 0.3, lambda: None)
     pending.cancel()
@@ -70,7 +84,7 @@ reactor.run()
 
 def test_a_connected_request_is_sent_when_its_start_is_due_and_not_when_cancelled() -> None:
     web = Web()
-    for name in ("held", "reconnected", "kept", "cancelled"):
+    for name in ("held", "reconnected", "kept", "dropped", "cancelled"):
         web.add(f"/{name}", Route(name.encode(), headers={"Content-Type": "text/plain"}))
     with TimedServer(web) as server:
         proc = subprocess.run(
@@ -79,12 +93,15 @@ def test_a_connected_request_is_sent_when_its_start_is_due_and_not_when_cancelle
         arrivals = dict((target, at) for at, target in server.log)
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = json.loads(proc.stdout)
-    assert [log[name]["body"] for name in ("held", "reconnected", "kept")] == ["held", "reconnected", "kept"]
+    answered = ("held", "reconnected", "kept", "dropped")
+    assert [log[name]["body"] for name in answered] == list(answered), log
     # each waited what it was told before it reached the server (the pool asked again after the wait: 0)
     assert 0.6 <= arrivals["/held"] - log["held"]["sent"] < 1.5, (arrivals, log)
     assert 2.5 <= arrivals["/reconnected"] - log["reconnected"]["sent"] < 3.5, (arrivals, log)
     assert 0.6 <= arrivals["/kept"] - log["kept"]["sent"] < 1.5, (arrivals, log)
     assert log["left"]["held"] == log["left"]["kept"] == [] and log["left"]["reconnected"] == []
     assert "_RetryingHTTP11ClientProtocol" in log["kinds"], log  # a kept-alive connection was held as well
+    # one lost while it was held: the request went on another connection, when its wait was over
+    assert 0.6 <= arrivals["/dropped"] - log["dropped"]["sent"] < 1.5, (arrivals, log)
     # the cancelled one failed as cancelled, and never reached the server
     assert log["cancelled"].get("failed") == "CancelledError" and "/cancelled" not in arrivals, (arrivals, log)

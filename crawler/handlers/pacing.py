@@ -11,8 +11,10 @@ milliseconds before or after the one another worker started a delay later.
 :class:`PacedConnectionPool` is the HTTP handler's connection pool. Once a request's connection is up it asks
 the downloader (:meth:`crawler.downloader.PoliteDownloader.connected`) whether the request may be sent now or
 must wait for a start reserved again. It holds the connection meanwhile, up to :data:`HOLD_MAX`; a longer wait
-closes it, and the request connects again when its start comes. The check is made when the TCP connection is
-up: an HTTPS connection's TLS handshake comes after it, and its time is not covered.
+closes it, and the request connects again when its start comes; so does one whose connection the server closed
+while it was held (a server closes a connection idle for a while: the scale web's after 5 s, a kept-alive one
+counted from its last answer). The check is made when the TCP connection is up: an HTTPS connection's TLS
+handshake comes after it, and its time is not covered.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class PacedConnectionPool(HTTPConnectionPool):
         return connecting.addCallback(self._when_due, request, key, endpoint)
 
     def _when_due(self, connection: Any, request: Request, key: Any, endpoint: Any) -> Any:
+        if not _open(connection):  # the server closed it while it was held (an idle connection): another one
+            return super().getConnection(key, endpoint)
         try:
             wait = self._paced(request)
         except BaseException:
@@ -86,9 +90,15 @@ class PacedConnectionPool(HTTPConnectionPool):
         return due.addCallback(lambda _: then())
 
 
+def _open(connection: Any) -> bool:
+    """Whether a connection can still send a request (Twisted's state of an idle one; a kept-alive one comes from
+    the pool wrapped, as ``_RetryingHTTP11ClientProtocol``, whose protocol is ``_clientProtocol``)."""
+    protocol = getattr(connection, "_clientProtocol", connection)
+    return getattr(protocol, "state", "QUIESCENT") == "QUIESCENT"
+
+
 def _close(connection: Any) -> None:
-    """Close a connection nobody will use; never raises. A kept-alive one comes from the pool wrapped (Twisted's
-    ``_RetryingHTTP11ClientProtocol``, whose protocol is ``_clientProtocol``)."""
+    """Close a connection nobody will use (see :func:`_open`); never raises."""
     protocol = getattr(connection, "_clientProtocol", connection)
     transport = getattr(protocol, "transport", None)
     if transport is not None:
