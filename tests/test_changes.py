@@ -271,6 +271,32 @@ def test_the_carried_feed_has_no_rows_of_its_own_in_the_later_runs(dataset: Path
     assert own == (0,)
 
 
+def test_a_feed_carried_from_a_census_brings_the_rows_of_its_own_copy_only(tmp_path: Path) -> None:
+    """A census with ``--live`` holds two copies of a URL: the archive's record (``discovered_via`` archive) and
+    the live fetch, each with its own items (``archived``). A later run whose fetch of the URL is unchanged
+    (304) carries the live copy's rows forward, not both; a later census whose record of it is unchanged carries
+    the archived copy's. Before, the job's views held the rows of both copies for the URL, twice its items."""
+    from crawler.report.views import connect
+
+    out = tmp_path / "out"
+    archived = feed(B, ONE, T1, discovered_via="archive", item_count=1)
+    live = feed(B, ONE, T1, discovered_via="archive-link", item_count=2)
+    copies = [
+        item(B, 0, "old", ONE, new=True, archived=True),
+        item(B, 0, "new1", ONE, new=True, archived=False),
+        item(B, 1, "new2", ONE, new=True, archived=False),
+    ]
+    write_job(out, ONE, {"feeds": [archived, live], "items": copies, "fetch_log": [log(B, T1)]})
+    write_job(out, TWO, {"feeds": [carried(B, ONE, T2)], "fetch_log": [log(B, T2, "not_modified", 304)]})
+    census_again = carried(B, ONE, T3, discovered_via="archive")
+    write_job(out, THREE, {"feeds": [census_again], "fetch_log": [log(B, T3, "feed", 200)]})
+    for job, identities in ((TWO, ["new1", "new2"]), (THREE, ["old"])):
+        con, _ = connect(str(out), job)
+        got = con.execute("SELECT identity FROM items WHERE feed_url = ? ORDER BY identity", [B]).fetchall()
+        assert [r[0] for r in got] == identities, job
+        con.close()
+
+
 def test_conformance_changes_are_rules_added_and_removed(dataset: Path) -> None:
     changed = compute(str(dataset)).sections["conformance_changed"]
     assert changed == [{"url": A, "added": ["rule-y"], "removed": ["rule-x"]}]  # not B: carried, same rule

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crawler.report.query import archived_copy, same_copy
 from pipelines.dataset.store import list_jobs, open_table
 from schemas.tables import TABLES, arrow_schema
 
@@ -73,15 +74,18 @@ def _carry_forward(con: duckdb.DuckDBPyConnection, out: str, job: str) -> None:
         return
     # A row carried forward under an alias (a URL that redirected to the feed) names the feed's
     # own URL as final_url: the parsed job's rows are under that one. A URL this job parsed itself
-    # keeps its own rows only.
+    # keeps its own rows only. Each copy of a URL (a census holds the archive's and the live one:
+    # query.same_copy) carries its own copy's rows.
+    copy = archived_copy()
     con.execute(
-        """CREATE TEMP TABLE carried AS
-           SELECT DISTINCT u AS url, parsed_job FROM (
-               SELECT url AS u, parsed_job FROM feeds WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job
+        f"""CREATE TEMP TABLE carried AS
+           SELECT DISTINCT u AS url, parsed_job, archived FROM (
+               SELECT url AS u, parsed_job, {copy} AS archived FROM feeds
+               WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job
                UNION ALL
-               SELECT final_url, parsed_job FROM feeds
+               SELECT final_url, parsed_job, {copy} FROM feeds
                WHERE changed = false AND parsed_job IS NOT NULL AND parsed_job <> $job AND final_url IS NOT NULL
-           ) WHERE u NOT IN (SELECT url FROM feeds WHERE changed IS DISTINCT FROM false)""",
+           ) WHERE (u, archived) NOT IN (SELECT url, {copy} FROM feeds WHERE changed IS DISTINCT FROM false)""",
         {"job": job},
     )
     for table in CARRIED_TABLES:
@@ -91,9 +95,8 @@ def _carry_forward(con: duckdb.DuckDBPyConnection, out: str, job: str) -> None:
         for n, source in enumerate(sources):
             name = f"{table}__from{n}"
             con.register(name, _arrow(out, table, source))
-            parts.append(
-                f"SELECT * FROM {name} WHERE feed_url IN (SELECT url FROM carried WHERE parsed_job = '{_quoted(source)}')"
-            )
+            mine = f"c.parsed_job = '{_quoted(source)}' AND {same_copy('x', 'c')}"
+            parts.append(f"SELECT * FROM {name} x WHERE EXISTS (SELECT 1 FROM carried c WHERE {mine})")
         con.execute(f"CREATE TEMP VIEW {table} AS " + " UNION ALL ".join(parts))
 
 
