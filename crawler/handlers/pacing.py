@@ -55,8 +55,6 @@ class PacedConnectionPool(HTTPConnectionPool):
         return connecting.addCallback(self._when_due, request, key, endpoint)
 
     def _when_due(self, connection: Any, request: Request, key: Any, endpoint: Any) -> Any:
-        if not _open(connection):  # the server closed it while it was held (an idle connection): another one
-            return super().getConnection(key, endpoint)
         try:
             wait = self._paced(request)
         except BaseException:
@@ -67,11 +65,14 @@ class PacedConnectionPool(HTTPConnectionPool):
         if wait > HOLD_MAX:  # not held idle at the host that long: closed, and made again when the start comes
             _close(connection)
             return self._after(wait, lambda: super(PacedConnectionPool, self).getConnection(key, endpoint))
-        return self._after(
-            wait,
-            lambda: self._when_due(connection, request, key, endpoint),  # the start may be late again
-            cancelled=lambda: _close(connection),
-        )
+        return self._after(wait, lambda: self._held(connection, request, key, endpoint), lambda: _close(connection))
+
+    def _held(self, connection: Any, request: Request, key: Any, endpoint: Any) -> Any:
+        """A connection held for its request's start, now due: checked again (the start may be late again),
+        or another one if the server closed it meanwhile (an idle connection)."""
+        if not _open(connection):
+            return super().getConnection(key, endpoint)
+        return self._when_due(connection, request, key, endpoint)
 
     def _after(
         self, wait: float, then: Callable[[], Any], cancelled: Callable[[], None] | None = None
